@@ -1,0 +1,438 @@
+"""finkg's command line: each command parses, makes one library call, prints.
+
+Exit codes: 0 success, 1 validation failures found, 2 usage or input error, 3 internal
+error (store or endpoint failure).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+from pyoxigraph import NamedNode
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from finkg import queries
+from finkg.config import Settings
+from finkg.errors import FinkgError, InputError
+from finkg.kg import export as exporting
+from finkg.kg.store import BaseStore, open_store
+from finkg.queries.results import Solutions, python_value
+
+out = Console(soft_wrap=True)
+err = Console(stderr=True, soft_wrap=True)
+
+
+class FinkgClickError(click.ClickException):
+    """A FinkgError at the CLI boundary, keeping its exit code."""
+
+    def __init__(self, error: FinkgError) -> None:
+        super().__init__(str(error))
+        self.exit_code = error.exit_code
+
+    def show(self, file: Any = None) -> None:
+        err.print(Text.assemble(("error: ", "bold red"), self.message), highlight=False)
+
+
+class FinkgGroup(click.Group):
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except FinkgError as e:
+            raise FinkgClickError(e) from e
+
+
+def _settings(ctx: click.Context) -> Settings:
+    return ctx.find_object(Settings) or Settings.from_env()
+
+
+def _open(ctx: click.Context, store: str | None, *, read_only: bool = False) -> BaseStore:
+    settings = _settings(ctx)
+    return open_store(store or settings.store_location, settings=settings, read_only=read_only)
+
+
+store_option = click.option(
+    "--store",
+    "store",
+    metavar="LOCATION",
+    help="Store directory or http(s):// SPARQL endpoint [default: $FINKG_STORE or ~/.finkg/store].",
+)
+
+
+@click.group(cls=FinkgGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="finkg")
+@click.pass_context
+def cli(ctx: click.Context) -> None:
+    """finkg: a point-in-time financial evidence graph.
+
+    Evidence (news, filings, prices, documents, transactions) is RDF in one Oxigraph store,
+    stamped with when it became knowable; queries, exports and checks run over it.
+    """
+    ctx.obj = Settings.from_env()
+
+
+@cli.command()
+@store_option
+@click.pass_context
+def init(ctx: click.Context, store: str | None) -> None:
+    """Create a store (or refresh its ontology graph)."""
+    from finkg.kg.setup import init_store
+
+    with _open(ctx, store) as s:
+        commit = init_store(s)
+        state = "ontology graph written" if commit else "already current"
+        out.print(f"store {s.location}: {state}; generation {s.generation()}")
+
+
+@cli.group()
+def ingest() -> None:
+    """Load source files into the store (one kind at a time)."""
+
+
+@ingest.command("rdf")
+@click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option("--graph", "graph", help="Named graph for triples (news, market, users/<id>, ...).")
+@store_option
+@click.pass_context
+def ingest_rdf(
+    ctx: click.Context, paths: tuple[Path, ...], graph: str | None, store: str | None
+) -> None:
+    """Load RDF files (Turtle, N-Triples, N-Quads, TriG, JSON-LD, RDF/XML; .gz too).
+
+    Every file is read and checked before anything is written; then all of them go in as
+    one commit. A syntax error, a naive timestamp or an unknown graph writes nothing.
+    """
+    from finkg.kg.rdf_files import read_rdf
+
+    settings = _settings(ctx)
+    from finkg.kg.graphs import Graphs
+
+    graphs = Graphs(settings.base_iri)
+    target = graphs.parse(graph) if graph else None
+    quads = [q for p in paths for q in read_rdf(p, graphs=graphs, graph=target)]
+    with _open(ctx, store) as s:
+        commit = s.write(add=quads, note="ingest rdf: " + ", ".join(p.name for p in paths))
+        added = commit.quad_count if commit else 0
+        out.print(f"{added} quads from {len(paths)} file(s); generation {s.generation()}")
+
+
+def _parse_bindings(values: tuple[str, ...]) -> dict[str, object]:
+    bindings: dict[str, object] = {}
+    for item in values:
+        if "=" not in item:
+            raise InputError("a binding is NAME=VALUE", field="--bind", value=item)
+        name, value = item.split("=", 1)
+        name = name.strip().lstrip("?")
+        if name in bindings:  # repeated: a list (VALUES ?name { ... })
+            previous = bindings[name]
+            bindings[name] = [*previous, value] if isinstance(previous, list) else [previous, value]
+        else:
+            bindings[name] = value
+    return bindings
+
+
+def _dataset(ctx: click.Context, graphs_option: str | None) -> list[Any] | str | None:
+    if graphs_option is None:
+        return None
+    if graphs_option == "union":
+        return "union"
+    from finkg.kg.graphs import Graphs
+
+    g = Graphs(_settings(ctx).base_iri)
+    return [g.parse(name) for name in graphs_option.split(",") if name.strip()]
+
+
+@cli.command()
+@click.argument("query")
+@click.option(
+    "--bind",
+    "binds",
+    multiple=True,
+    metavar="NAME=VALUE",
+    help="Bind an input; repeat a name to bind a list.",
+)
+@click.option("--update", is_flag=True, help="Allow a SPARQL update (writes).")
+@click.option(
+    "--graphs",
+    "graphs_option",
+    metavar="NAMES",
+    help="Query dataset: 'union' or comma-separated graph names (the only graphs read).",
+)
+@click.option(
+    "--format",
+    "fmt",
+    default="table",
+    show_default=True,
+    type=click.Choice(["table", "json", "csv", "tsv", *exporting.FORMATS]),
+)
+@click.option("--list", "list_", is_flag=True, help="List the packaged queries and exit.")
+@store_option
+@click.pass_context
+def query(
+    ctx: click.Context,
+    query: str,
+    binds: tuple[str, ...],
+    update: bool,
+    graphs_option: str | None,
+    fmt: str,
+    list_: bool,
+    store: str | None,
+) -> None:
+    """Run a SPARQL query: a packaged name, a .rq file, or query text.
+
+    Values are bound as typed RDF terms (never pasted into the text). Read-only unless
+    --update is given.
+
+    \b
+    finkg query evidence_before --bind company=https://w3id.org/finkg/id/company/ACME \\
+        --bind before=2019-06-01T09:30:00-04:00
+    finkg query --list x
+    """
+    if list_:
+        for q in queries.catalog():
+            inputs = " ".join(f"?{i.name}:{i.type}{'*' if i.many else ''}" for i in q.inputs)
+            out.print(f"[bold]{q.name}[/] ({q.form}) {inputs}\n    {q.summary}")
+        return
+    named = queries.load(query) if not any(c in query for c in "{ ") else queries.parse(query)
+    bindings = _parse_bindings(binds)
+    if named.form == "update" and not update:
+        raise InputError(
+            f"{named.name} is a SPARQL update; finkg query is read-only",
+            field="query",
+            value=named.name,
+            hint="pass --update to allow writes",
+        )
+    with _open(ctx, store, read_only=not update) as s:
+        result = queries.run(
+            s, named, bindings, default_graphs=_dataset(ctx, graphs_option), allow_update=update
+        )
+        _print_result(result, fmt)
+        if named.form == "update":
+            err.print(f"updated; generation {s.generation()}")
+
+
+def _print_result(result: object, fmt: str) -> None:
+    if isinstance(result, Solutions):
+        _print_solutions(result, fmt)
+    elif isinstance(result, bool):
+        out.print("true" if result else "false")
+    elif isinstance(result, list):
+        fmt = "turtle" if fmt in ("table", "json", "csv", "tsv") else fmt
+        sys.stdout.write(exporting.serialize(_as_quads(result), fmt).decode("utf-8"))
+
+
+def _as_quads(triples: list[Any]) -> list[Any]:
+    import pyoxigraph as ox
+
+    return [ox.Quad(t.subject, t.predicate, t.object) for t in triples]
+
+
+def _print_solutions(result: Solutions, fmt: str) -> None:
+    if fmt == "json":
+        rows = [{k: python_value(v) for k, v in row.items()} for row in result]
+        sys.stdout.write(json.dumps(rows, indent=2, ensure_ascii=False) + "\n")
+    elif fmt in ("csv", "tsv"):
+        import csv
+
+        writer = csv.writer(sys.stdout, delimiter="," if fmt == "csv" else "\t")
+        writer.writerow(result.variables)
+        for row in result.rows:
+            writer.writerow(["" if v is None else python_value(v) for v in row])
+    else:
+        table = Table(*result.variables, show_lines=False)
+        for row in result.rows:
+            table.add_row(*("" if v is None else _cell(v) for v in row))
+        out.print(table)
+        err.print(f"{len(result)} row(s)")
+
+
+def _cell(term: Any) -> str:
+    text = str(python_value(term))
+    return text if len(text) <= 120 else text[:117] + "..."
+
+
+@cli.command()
+@click.option(
+    "--graph",
+    "graphs_",
+    multiple=True,
+    metavar="NAME",
+    help="Graph to export (repeatable) [default: all].",
+)
+@click.option("--query", "query_", metavar="NAME|FILE", help="Export a CONSTRUCT result instead.")
+@click.option("--bind", "binds", multiple=True, metavar="NAME=VALUE")
+@click.option(
+    "--format", "fmt", default="turtle", show_default=True, type=click.Choice(exporting.FORMATS)
+)
+@click.option(
+    "-o", "--output", type=click.Path(path_type=Path), help="File to write [default: stdout]."
+)
+@store_option
+@click.pass_context
+def export(
+    ctx: click.Context,
+    graphs_: tuple[str, ...],
+    query_: str | None,
+    binds: tuple[str, ...],
+    fmt: str,
+    output: Path | None,
+    store: str | None,
+) -> None:
+    """Export graphs or a CONSTRUCT result as Turtle, N-Triples, N-Quads, TriG or JSON-LD.
+
+    JSON-LD is compacted with finkg's context (embedded in the file).
+    """
+
+    with _open(ctx, store, read_only=True) as s:
+        data = exporting.export_bytes(
+            s, graphs=list(graphs_), query=query_, bindings=_parse_bindings(binds), fmt=fmt
+        )
+    if output is None:
+        sys.stdout.buffer.write(data)
+    else:
+        output.write_bytes(data)
+        err.print(f"wrote {len(data)} bytes to {output}")
+
+
+@cli.command()
+@click.option(
+    "--file",
+    "files",
+    multiple=True,
+    type=click.Path(path_type=Path),
+    help="Validate RDF files instead of the store (repeatable).",
+)
+@click.option("--graph", "graphs_", multiple=True, metavar="NAME", help="Only these graphs.")
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@store_option
+@click.pass_context
+def validate(
+    ctx: click.Context,
+    files: tuple[Path, ...],
+    graphs_: tuple[str, ...],
+    as_json: bool,
+    store: str | None,
+) -> None:
+    """Check data against finkg's SHACL shapes.
+
+    Exit code 0: conforms; 1: violations (listed with focus node, path and message);
+    2: the data could not be read.
+    """
+    from finkg.shapes.validate import validate_quads, validate_store
+
+    if files:
+        from finkg.kg.graphs import Graphs
+        from finkg.kg.rdf_files import read_rdf
+
+        graphs = Graphs(_settings(ctx).base_iri)
+        # Shapes ignore graph names: a file's plain triples are checked as they are.
+        unnamed = NamedNode(graphs.prefix + "file")
+        report = validate_quads(q for p in files for q in read_rdf(p, graphs=graphs, graph=unnamed))
+    else:
+        with _open(ctx, store, read_only=True) as s:
+            chosen = [s.graphs.parse(g) for g in graphs_] or None
+            report = validate_store(s, chosen)
+    if as_json:
+        sys.stdout.write(
+            json.dumps(
+                {
+                    "conforms": report.conforms,
+                    "triples": report.triples,
+                    "violations": [v.__dict__ for v in report.violations],
+                },
+                indent=2,
+            )
+            + "\n"
+        )
+    else:
+        out.print(report.text(), highlight=False, markup=False)
+    ctx.exit(0 if report.conforms else 1)
+
+
+@cli.command()
+@click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
+@store_option
+@click.pass_context
+def stats(ctx: click.Context, as_json: bool, store: str | None) -> None:
+    """Triples per named graph and instances per class."""
+    from finkg.kg.stats import store_stats
+
+    with _open(ctx, store, read_only=True) as s:
+        st = store_stats(s)
+    if as_json:
+        sys.stdout.write(st.model_dump_json(indent=2) + "\n")
+        return
+    out.print(f"store {st.location}: {st.triples} triples, generation {st.generation}")
+    table = Table("graph", "triples")
+    for g in st.graphs:
+        table.add_row(g.name or g.graph, str(g.triples))
+    out.print(table)
+    table = Table("graph", "class", "instances")
+    for c in st.classes:
+        table.add_row(c.name or c.graph, _curie(c.class_iri), str(c.instances))
+    out.print(table)
+
+
+def _curie(iri: str) -> str:
+    from finkg.ontology.terms import PREFIXES
+
+    for prefix, ns in PREFIXES.items():
+        if iri.startswith(ns):
+            return f"{prefix}:{iri[len(ns) :]}"
+    return iri
+
+
+@cli.command()
+@click.argument("iri")
+@store_option
+@click.pass_context
+def audit(ctx: click.Context, iri: str, store: str | None) -> None:
+    """Trace a node's provenance: what it was derived from, generated by, used and cited,
+    down to source documents (hash, offsets) and the commit that wrote them."""
+    from finkg.kg.audit import trace
+
+    with _open(ctx, store, read_only=True) as s:
+        hops = trace(s, iri)
+    for hop in hops:
+        out.print(f"[bold]{hop.depth * '  '}{hop.iri}[/]")
+        for p, o in hop.statements:
+            out.print(f"{hop.depth * '  '}  {_curie(p)}: {o}", highlight=False)
+
+
+@cli.command()
+@click.option(
+    "--bind",
+    "bind_addr",
+    default="127.0.0.1:7878",
+    show_default=True,
+    help="Host and port to listen on.",
+)
+@click.option("--read-write", is_flag=True, help="Accept SPARQL updates and Graph Store writes.")
+@store_option
+@click.pass_context
+def serve(ctx: click.Context, bind_addr: str, read_write: bool, store: str | None) -> None:
+    """Serve a store as a SPARQL 1.1 endpoint (the Oxigraph server); read-only by default.
+
+    Query it at http://HOST:PORT/query, or point finkg at it: --store http://HOST:PORT
+    """
+    from finkg.kg.serve import serve_store
+
+    location = store or _settings(ctx).store_location
+    err.print(
+        f"serving {location} at http://{bind_addr}/query "
+        f"({'read-write' if read_write else 'read-only'}); Ctrl-C stops"
+    )
+    ctx.exit(serve_store(Path(location), bind=bind_addr, read_write=read_write))
+
+
+def main() -> None:
+    cli(prog_name="finkg")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,94 @@
+"""Settings: the one module that reads the environment.
+
+Every knob has a default, an environment variable, and (for the CLI) an option that
+overrides it. `Settings.from_env()` is called once at the edge (the CLI, a test fixture);
+library code receives a `Settings` and never looks at `os.environ`.
+
+| variable | meaning | default |
+|---|---|---|
+| `FINKG_HOME` | where finkg keeps its default store, demo and caches | `~/.finkg` |
+| `FINKG_STORE` | default store: a directory or an `http(s)://` URL | `$FINKG_HOME/store` |
+| `FINKG_BASE_IRI` | the base of instance IRIs | `https://w3id.org/finkg/id/` |
+| `FINKG_UPDATE_URL` | SPARQL update endpoint of a remote store, when not derivable | derived |
+| `FINKG_GSP_URL` | Graph Store Protocol endpoint of a remote store, when not derivable | derived |
+| `FINKG_THREADS` | CPU threads for model work | the free cores, at least 1 |
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from finkg.errors import InputError
+
+DEFAULT_BASE_IRI = "https://w3id.org/finkg/id/"
+
+
+def _free_cores() -> int:
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not on Linux
+        return max(1, os.cpu_count() or 1)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Settings:
+    """finkg's configuration; build it with `from_env()` or directly in tests."""
+
+    home: Path = field(default_factory=lambda: Path.home() / ".finkg")
+    store: str | None = None
+    base_iri: str = DEFAULT_BASE_IRI
+    update_url: str | None = None
+    gsp_url: str | None = None
+    threads: int = field(default_factory=_free_cores)
+
+    def __post_init__(self) -> None:
+        if not self.base_iri.startswith(("http://", "https://")) or not self.base_iri.endswith(
+            ("/", "#")
+        ):
+            raise InputError(
+                "base IRI must be an http(s) IRI ending in '/' or '#'",
+                field="FINKG_BASE_IRI",
+                value=self.base_iri,
+                hint="for example https://example.org/finkg/id/",
+            )
+        if self.threads < 1:
+            raise InputError(
+                "threads must be at least 1", field="FINKG_THREADS", value=self.threads
+            )
+
+    @property
+    def store_location(self) -> str:
+        """The default store: `FINKG_STORE`, else `$FINKG_HOME/store`."""
+        return self.store or str(self.home / "store")
+
+    @property
+    def cache_dir(self) -> Path:
+        return self.home / "cache"
+
+    def with_(self, **changes: object) -> Settings:
+        return replace(self, **changes)  # type: ignore[arg-type]
+
+    @classmethod
+    def from_env(cls, environ: dict[str, str] | None = None) -> Settings:
+        env = os.environ if environ is None else environ
+        kwargs: dict[str, object] = {}
+        if env.get("FINKG_HOME"):
+            kwargs["home"] = Path(env["FINKG_HOME"]).expanduser()
+        if env.get("FINKG_STORE"):
+            kwargs["store"] = env["FINKG_STORE"]
+        if env.get("FINKG_BASE_IRI"):
+            kwargs["base_iri"] = env["FINKG_BASE_IRI"]
+        if env.get("FINKG_UPDATE_URL"):
+            kwargs["update_url"] = env["FINKG_UPDATE_URL"]
+        if env.get("FINKG_GSP_URL"):
+            kwargs["gsp_url"] = env["FINKG_GSP_URL"]
+        if env.get("FINKG_THREADS"):
+            try:
+                kwargs["threads"] = int(env["FINKG_THREADS"])
+            except ValueError:
+                raise InputError(
+                    "not a whole number", field="FINKG_THREADS", value=env["FINKG_THREADS"]
+                ) from None
+        return cls(**kwargs)  # type: ignore[arg-type]

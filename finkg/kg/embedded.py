@@ -1,0 +1,128 @@
+"""The embedded backend: pyoxigraph in memory or on disk."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pyoxigraph as ox
+from pyoxigraph import NamedNode, Quad, Triple
+
+from finkg.errors import QueryError, StoreError
+from finkg.kg.graphs import Graphs
+from finkg.kg.store import BaseStore, Commit, DefaultGraphs, commit_quads, parse_into
+from finkg.kg.updates import quads_update
+from finkg.queries.results import Solutions
+
+
+class EmbeddedStore(BaseStore):
+    """An Oxigraph store in this process (`path=None`: in memory)."""
+
+    def __init__(self, path: Path | None, *, graphs: Graphs, read_only: bool = False) -> None:
+        self.graphs = graphs
+        self.read_only = read_only
+        self.location = str(path) if path is not None else ":memory:"
+        try:
+            if path is None:
+                self._store = ox.Store()
+            elif read_only:
+                if not path.is_dir():
+                    raise StoreError(
+                        f"no store at {path}; create one with `finkg init --store {path}`"
+                    )
+                self._store = ox.Store.read_only(str(path))
+            else:
+                path.mkdir(parents=True, exist_ok=True)
+                self._store = ox.Store(str(path))
+        except OSError as e:
+            hint = ""
+            if "lock" in str(e).lower():
+                hint = (
+                    " Another process holds it (a running `finkg serve`?): stop it, open the"
+                    " store read-only, or query the server's URL instead."
+                )
+            raise StoreError(f"cannot open store at {path}: {e}.{hint}") from None
+
+    def _dataset(self, default_graphs: DefaultGraphs) -> dict[str, object]:
+        if default_graphs is None:
+            return {}
+        if default_graphs == "union":
+            return {"use_default_graph_as_union": True}
+        graphs = list(default_graphs)  # type: ignore[arg-type]
+        # The listed graphs are the only ones the query can read, through GRAPH too.
+        return {"default_graph": graphs, "named_graphs": graphs}
+
+    def _query(self, query: str, default_graphs: DefaultGraphs) -> object:
+        try:
+            return self._store.query(query, **self._dataset(default_graphs))
+        except SyntaxError as e:
+            raise QueryError(f"SPARQL syntax error: {e}", field="query") from None
+        except OSError as e:
+            raise StoreError(f"query failed on {self.location}: {e}") from None
+
+    def select(self, query: str, *, default_graphs: DefaultGraphs = None) -> Solutions:
+        result = self._query(query, default_graphs)
+        if not isinstance(result, ox.QuerySolutions):
+            raise QueryError("expected a SELECT query", field="query", value=query[:80])
+        variables = tuple(v.value for v in result.variables)
+        return Solutions(variables, [tuple(s[v] for v in variables) for s in result])
+
+    def construct(self, query: str, *, default_graphs: DefaultGraphs = None) -> list[Triple]:
+        result = self._query(query, default_graphs)
+        if not isinstance(result, ox.QueryTriples):
+            raise QueryError("expected a CONSTRUCT or DESCRIBE query", field="query")
+        return list(result)
+
+    def ask(self, query: str, *, default_graphs: DefaultGraphs = None) -> bool:
+        result = self._query(query, default_graphs)
+        if not isinstance(result, ox.QueryBoolean):
+            raise QueryError("expected an ASK query", field="query", value=query[:80])
+        return bool(result)
+
+    def update(self, update: str, *, note: str = "update") -> Commit:
+        self._check_writable(note)
+        record = self._commit(None, note, None)
+        text = (
+            update.rstrip().rstrip(";")
+            + " ;\n"
+            + quads_update(add=commit_quads(record, self.graphs))
+        )
+        try:
+            self._store.update(text)
+        except SyntaxError as e:
+            raise QueryError(f"SPARQL syntax error: {e}", field="update") from None
+        except OSError as e:
+            raise StoreError(f"update failed on {self.location}: {e}") from None
+        return record
+
+    def _write(self, add: list[Quad], remove: list[Quad]) -> None:
+        try:
+            if remove:
+                self._store.update(quads_update(add=add, remove=remove))
+            else:
+                self._store.extend(add)
+        except OSError as e:
+            raise StoreError(f"write failed on {self.location}: {e}") from None
+
+    def load(
+        self, data: bytes, *, format: ox.RdfFormat, graph: NamedNode, note: str
+    ) -> Commit | None:
+        """Parse `data` (triples) into `graph` and write it as one commit."""
+        return self.write(add=parse_into(data, format, graph), note=note)
+
+    def quads(self, graph: NamedNode | None = None) -> Iterator[Quad]:
+        return iter(self._store.quads_for_pattern(None, None, None, graph))
+
+    def named_graphs(self) -> list[NamedNode]:
+        return sorted(
+            (g for g in self._store.named_graphs() if isinstance(g, NamedNode)),
+            key=lambda g: g.value,
+        )
+
+    def flush(self) -> None:
+        if self.location != ":memory:" and not self.read_only:
+            self._store.flush()
+
+    def close(self) -> None:
+        self.flush()
+        del self._store

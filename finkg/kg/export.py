@@ -1,0 +1,111 @@
+"""Exporting graphs and subgraphs: Turtle, N-Triples, N-Quads, TriG, compact JSON-LD.
+
+JSON-LD is built by pyld from N-Quads (so `rdf:type` becomes `@type`, and integers, doubles
+and booleans become JSON numbers and booleans) and compacted with finkg's published
+`@context`, which is embedded in the output so that consumers need no network to expand it.
+`to_networkx` gives a subgraph as a networkx MultiDiGraph for graph analytics.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from typing import Any
+
+import networkx as nx
+import pyoxigraph as ox
+from pyld import jsonld
+
+from finkg import queries
+from finkg.errors import InputError
+from finkg.ontology import jsonld_context
+from finkg.ontology.terms import PREFIXES
+
+FORMATS = ("turtle", "ntriples", "nquads", "trig", "jsonld")
+_RDF = {
+    "turtle": ox.RdfFormat.TURTLE,
+    "ntriples": ox.RdfFormat.N_TRIPLES,
+    "nquads": ox.RdfFormat.N_QUADS,
+    "trig": ox.RdfFormat.TRIG,
+}
+
+
+def serialize(quads: Iterable[ox.Quad], format: str) -> bytes:
+    """`quads` in one of FORMATS; graph names are kept by nquads, trig and jsonld."""
+    if format not in FORMATS:
+        raise InputError(
+            "unknown export format",
+            field="format",
+            value=format,
+            hint="use one of " + ", ".join(FORMATS),
+        )
+    quads = list(quads)
+    if format == "jsonld":
+        return (json.dumps(to_jsonld(quads), indent=2, ensure_ascii=False) + "\n").encode()
+    fmt = _RDF[format]
+    if not fmt.supports_datasets:
+        items: list[ox.Quad] | list[ox.Triple] = [
+            ox.Triple(q.subject, q.predicate, q.object) for q in quads
+        ]
+    else:
+        items = quads
+    return (
+        ox.serialize(items, format=fmt, prefixes=PREFIXES if format in ("turtle", "trig") else None)
+        or b""
+    )
+
+
+def to_jsonld(quads: Iterable[ox.Quad | ox.Triple]) -> dict[str, Any]:
+    """Compact JSON-LD in finkg's context; named graphs become `@graph` entries."""
+    nquads = (
+        ox.serialize(
+            [
+                q if isinstance(q, ox.Quad) else ox.Quad(q.subject, q.predicate, q.object)
+                for q in quads
+            ],
+            format=ox.RdfFormat.N_QUADS,
+        )
+        or b""
+    )
+    expanded = jsonld.from_rdf(
+        nquads.decode("utf-8"), {"format": "application/n-quads", "useNativeTypes": True}
+    )
+    context = jsonld_context()["@context"]
+    return jsonld.compact(expanded, context, {"compactArrays": True, "graph": True})
+
+
+def export_bytes(
+    store: Any,
+    *,
+    graphs: list[str] | None = None,
+    query: str | None = None,
+    bindings: dict[str, object] | None = None,
+    fmt: str = "turtle",
+) -> bytes:
+    """Named graphs (short names; all when empty) or a CONSTRUCT query's result, serialized."""
+    if query is not None:
+        if graphs:
+            raise InputError("give --graph or --query, not both", field="export")
+        named = queries.load(query)
+        if named.form not in ("construct", "describe"):
+            raise InputError(
+                "export takes a CONSTRUCT or DESCRIBE query", field="query", value=named.name
+            )
+        triples = queries.run(store, named, bindings or {})
+        return serialize((ox.Quad(t.subject, t.predicate, t.object) for t in triples), fmt)  # type: ignore[union-attr]
+    chosen = [store.graphs.parse(g) for g in graphs] if graphs else store.named_graphs()
+    return serialize((q for g in chosen for q in store.quads(g)), fmt)
+
+
+def to_networkx(triples: Iterable[ox.Triple | ox.Quad]) -> nx.MultiDiGraph:
+    """A MultiDiGraph with a node per IRI or blank node and an edge per triple between them;
+    literal-valued triples become node attributes (lists, keyed by predicate IRI)."""
+    g: nx.MultiDiGraph = nx.MultiDiGraph()
+    for t in triples:
+        s, p, o = t.subject.value, t.predicate.value, t.object
+        g.add_node(s)
+        if isinstance(o, ox.Literal):
+            g.nodes[s].setdefault(p, []).append(o.value)
+        else:
+            g.add_edge(s, o.value, key=p, predicate=p)
+    return g

@@ -1,0 +1,187 @@
+"""The remote backend: any SPARQL 1.1 Protocol endpoint, through SPARQLWrapper.
+
+Queries and updates go to the query and update endpoints; `load` uses the Graph Store
+Protocol. For the Oxigraph server (`finkg serve`, or `oxigraph serve`) give its root URL
+(`http://127.0.0.1:7878`) or its `/query` URL: `/update` and `/store` are derived. For other
+engines give the query URL and set `FINKG_UPDATE_URL` / `FINKG_GSP_URL` where they differ.
+
+Results come back as SPARQL JSON or Turtle and are parsed by pyoxigraph, so both backends
+return the same term objects.
+"""
+
+from __future__ import annotations
+
+import ast
+import urllib.error
+import urllib.parse
+import urllib.request
+from collections.abc import Iterator
+
+import pyoxigraph as ox
+from pyoxigraph import NamedNode, Quad, Triple
+from SPARQLWrapper import JSON, POST, POSTDIRECTLY, TURTLE, SPARQLWrapper
+from SPARQLWrapper.SPARQLExceptions import QueryBadFormed, SPARQLWrapperException
+
+from finkg import queries
+from finkg.errors import QueryError, StoreError
+from finkg.kg.graphs import Graphs
+from finkg.kg.store import BaseStore, Commit, DefaultGraphs, commit_quads, parse_into
+from finkg.kg.updates import quads_update
+from finkg.queries.results import Solutions
+
+TIMEOUT_S = 300
+
+
+def endpoints(url: str, update_url: str | None, gsp_url: str | None) -> tuple[str, str, str | None]:
+    """(query, update, graph store) URLs for a root or query URL.
+
+    >>> endpoints("http://127.0.0.1:7878", None, None)
+    ('http://127.0.0.1:7878/query', 'http://127.0.0.1:7878/update', 'http://127.0.0.1:7878/store')
+    >>> endpoints("https://db.example.org/sparql", None, None)
+    ('https://db.example.org/sparql', 'https://db.example.org/sparql', None)
+    """
+    parts = urllib.parse.urlsplit(url)
+    path = parts.path.rstrip("/")
+    if path == "" or path.endswith("/query"):
+        root = urllib.parse.urlunsplit(parts._replace(path=path.removesuffix("/query")))
+        return root + "/query", update_url or root + "/update", gsp_url or root + "/store"
+    return url, update_url or url, gsp_url
+
+
+class RemoteStore(BaseStore):
+    """A store behind a SPARQL 1.1 endpoint."""
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        graphs: Graphs,
+        read_only: bool = False,
+        update_url: str | None = None,
+        gsp_url: str | None = None,
+        timeout_s: int = TIMEOUT_S,
+    ) -> None:
+        self.location = url
+        self.graphs = graphs
+        self.read_only = read_only
+        self.query_url, self.update_url, self.gsp_url = endpoints(url, update_url, gsp_url)
+        self.timeout_s = timeout_s
+
+    def _wrapper(self, text: str, default_graphs: DefaultGraphs, fmt: str) -> SPARQLWrapper:
+        sw = SPARQLWrapper(self.query_url, updateEndpoint=self.update_url)
+        sw.setMethod(POST)
+        sw.setTimeout(self.timeout_s)
+        sw.setOnlyConneg(True)
+        sw.setReturnFormat(fmt)
+        if default_graphs is not None:
+            graphs = self.named_graphs() if default_graphs == "union" else list(default_graphs)  # type: ignore[arg-type]
+            for g in graphs:
+                sw.addDefaultGraph(g.value)
+                if default_graphs != "union":
+                    sw.addNamedGraph(g.value)  # the listed graphs are all a query can read
+            if not graphs:  # an empty dataset: name one graph that holds nothing
+                sw.addDefaultGraph(self.graphs.prefix + "empty")
+                sw.addNamedGraph(self.graphs.prefix + "empty")
+        sw.setQuery(text)
+        return sw
+
+    def _send(self, sw: SPARQLWrapper) -> tuple[bytes, str]:
+        try:
+            result = sw.query()
+            return result.response.read(), result.info().get("content-type", "")
+        except QueryBadFormed as e:
+            raise QueryError(f"the endpoint rejected the request: {_server_message(e)}") from None
+        except SPARQLWrapperException as e:
+            raise StoreError(f"{self.location}: {_server_message(e)}") from None
+        except urllib.error.URLError as e:
+            raise StoreError(
+                f"cannot reach the SPARQL endpoint {self.query_url}: {e.reason}. "
+                "Is the server running (finkg serve)?"
+            ) from None
+
+    def select(self, query: str, *, default_graphs: DefaultGraphs = None) -> Solutions:
+        data, _ = self._send(self._wrapper(query, default_graphs, JSON))
+        result = ox.parse_query_results(data, format=ox.QueryResultsFormat.JSON)
+        if not isinstance(result, ox.QuerySolutions):
+            raise QueryError("expected a SELECT query", field="query", value=query[:80])
+        variables = tuple(v.value for v in result.variables)
+        return Solutions(variables, [tuple(s[v] for v in variables) for s in result])
+
+    def construct(self, query: str, *, default_graphs: DefaultGraphs = None) -> list[Triple]:
+        data, ctype = self._send(self._wrapper(query, default_graphs, TURTLE))
+        fmt = ox.RdfFormat.from_media_type(ctype.split(";")[0].strip()) or ox.RdfFormat.TURTLE
+        return [Triple(q.subject, q.predicate, q.object) for q in ox.parse(data, format=fmt)]
+
+    def ask(self, query: str, *, default_graphs: DefaultGraphs = None) -> bool:
+        data, _ = self._send(self._wrapper(query, default_graphs, JSON))
+        result = ox.parse_query_results(data, format=ox.QueryResultsFormat.JSON)
+        if not isinstance(result, ox.QueryBoolean):
+            raise QueryError("expected an ASK query", field="query", value=query[:80])
+        return bool(result)
+
+    def _post_update(self, text: str) -> None:
+        sw = SPARQLWrapper(self.query_url, updateEndpoint=self.update_url)
+        sw.setMethod(POST)
+        sw.setRequestMethod(POSTDIRECTLY)
+        sw.setTimeout(self.timeout_s)
+        sw.setQuery(text)
+        self._send(sw)
+
+    def update(self, update: str, *, note: str = "update") -> Commit:
+        self._check_writable(note)
+        record = self._commit(None, note, None)
+        marker = quads_update(add=commit_quads(record, self.graphs))
+        self._post_update(update.rstrip().rstrip(";") + " ;\n" + marker)
+        return record
+
+    def _write(self, add: list[Quad], remove: list[Quad]) -> None:
+        self._post_update(quads_update(add=add, remove=remove))
+
+    def load(
+        self, data: bytes, *, format: ox.RdfFormat, graph: NamedNode, note: str
+    ) -> Commit | None:
+        """Graph Store Protocol POST of `data` into `graph`, then its commit record.
+
+        The data and its record are two requests (the protocol has no transaction across
+        them); without a Graph Store endpoint the data goes as one SPARQL update instead.
+        """
+        self._check_writable(note)
+        quads = parse_into(data, format, graph)  # checks the data before anything is sent
+        if self.gsp_url is None or not quads:
+            return self.write(add=quads, note=note)
+        url = self.gsp_url + "?" + urllib.parse.urlencode({"graph": graph.value})
+        request = urllib.request.Request(
+            url, data=data, method="POST", headers={"Content-Type": format.media_type}
+        )
+        try:
+            with urllib.request.urlopen(request, timeout=self.timeout_s):
+                pass
+        except urllib.error.HTTPError as e:
+            body = e.read().decode("utf-8", "replace")[:500]
+            error = QueryError if e.code == 400 else StoreError
+            raise error(f"Graph Store load into {graph.value} failed ({e.code}): {body}") from None
+        except urllib.error.URLError as e:
+            raise StoreError(f"cannot reach {self.gsp_url}: {e.reason}") from None
+        record = self._commit(None, note, len(quads))
+        self._post_update(quads_update(add=commit_quads(record, self.graphs)))
+        return record
+
+    def quads(self, graph: NamedNode | None = None) -> Iterator[Quad]:
+        graphs = [graph] if graph is not None else self.named_graphs()
+        for g in graphs:
+            triples = queries.run(self, "graph_triples", {"graph": g})
+            for t in triples:  # type: ignore[union-attr]
+                yield Quad(t.subject, t.predicate, t.object, g)
+
+
+def _server_message(e: SPARQLWrapperException) -> str:
+    text = str(e)
+    if "Response:\n" in text:
+        body = text.split("Response:\n", 1)[1]
+        if body.startswith(("b'", 'b"')):
+            try:
+                body = ast.literal_eval(body).decode("utf-8", "replace")
+            except (ValueError, SyntaxError):
+                pass  # keep the raw text
+        return body.strip()[:500]
+    return text

@@ -1,0 +1,62 @@
+"""What a store holds: triples per named graph, instances per class, its generation."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict
+
+from finkg import queries
+from finkg.kg.store import BaseStore
+from finkg.queries.results import python_value
+
+
+class GraphCount(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    graph: str
+    name: str | None
+    triples: int
+
+
+class ClassCount(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    graph: str
+    name: str | None
+    class_iri: str
+    instances: int
+
+
+class StoreStats(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    location: str
+    generation: int
+    triples: int
+    graphs: list[GraphCount]
+    classes: list[ClassCount]
+
+
+def store_stats(store: BaseStore) -> StoreStats:
+    graph_rows = queries.run(store, "graph_counts")
+    class_rows = queries.run(store, "class_counts")
+    graphs = [
+        GraphCount(
+            graph=row["graph"].value,  # type: ignore[union-attr]
+            name=store.graphs.name_of(row["graph"]),  # type: ignore[arg-type]
+            triples=python_value(row["triples"]),  # type: ignore[arg-type]
+        )
+        for row in graph_rows  # type: ignore[union-attr]
+    ]
+    classes = [
+        ClassCount(
+            graph=row["graph"].value,  # type: ignore[union-attr]
+            name=store.graphs.name_of(row["graph"]),  # type: ignore[arg-type]
+            class_iri=row["class"].value,  # type: ignore[union-attr]
+            instances=python_value(row["instances"]),  # type: ignore[arg-type]
+        )
+        for row in class_rows  # type: ignore[union-attr]
+    ]
+    return StoreStats(
+        location=store.location,
+        generation=store.generation(),
+        triples=sum(g.triples for g in graphs),
+        graphs=graphs,
+        classes=classes,
+    )

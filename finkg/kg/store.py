@@ -1,0 +1,213 @@
+"""One store protocol over an embedded Oxigraph store and any SPARQL 1.1 endpoint.
+
+`open_store(location)`:
+
+- `None` or `":memory:"`: an in-memory Oxigraph store;
+- a directory: an on-disk Oxigraph store (pyoxigraph), created if absent;
+- an `http(s)://` URL: a SPARQL 1.1 Protocol endpoint through SPARQLWrapper, with Graph
+  Store Protocol loads (the Oxigraph server started by `finkg serve`, or any other engine).
+
+Every write goes through `write()` (or `update()`, `load()`), which records one `fkg:Commit`
+in the audit graph in the same transaction as the data; the store's `generation()` is the
+number of commits, so it changes on every write and indexes can tell when they are stale.
+
+>>> store = open_store(None)
+>>> store.generation()
+0
+>>> from pyoxigraph import Literal, NamedNode, Quad
+>>> q = Quad(NamedNode("https://e.org/a"), NamedNode("https://e.org/p"), Literal("x"),
+...          store.graphs.news)
+>>> store.write(add=[q], note="example").quad_count
+1
+>>> store.generation()
+1
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import uuid
+from abc import ABC, abstractmethod
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol, runtime_checkable
+
+import pyoxigraph as ox
+from pyoxigraph import Literal, NamedNode, Quad, Triple
+
+from finkg import queries
+from finkg.config import Settings
+from finkg.errors import InputError, StoreError
+from finkg.kg.graphs import Graphs
+from finkg.ontology.terms import FKG, PROV, RDF, RDFS, XSD
+from finkg.queries.results import Solutions
+
+DefaultGraphs = Sequence[NamedNode] | str | None
+
+
+@dataclass(frozen=True)
+class Commit:
+    """One write: its IRI in the audit graph, what wrote it, how many quads, when."""
+
+    iri: NamedNode
+    note: str
+    quad_count: int | None  # None for SPARQL updates, whose effect is not counted
+    at: dt.datetime
+
+
+@runtime_checkable
+class Store(Protocol):
+    """What every backend offers."""
+
+    location: str
+    graphs: Graphs
+    read_only: bool
+
+    def select(self, query: str, *, default_graphs: DefaultGraphs = None) -> Solutions: ...
+    def construct(self, query: str, *, default_graphs: DefaultGraphs = None) -> list[Triple]: ...
+    def ask(self, query: str, *, default_graphs: DefaultGraphs = None) -> bool: ...
+    def update(self, update: str, *, note: str = "update") -> Commit: ...
+    def write(
+        self,
+        *,
+        add: Iterable[Quad] = (),
+        remove: Iterable[Quad] = (),
+        note: str,
+        commit: NamedNode | None = None,
+    ) -> Commit | None: ...
+    def load(
+        self, data: bytes, *, format: ox.RdfFormat, graph: NamedNode, note: str
+    ) -> Commit | None: ...
+    def quads(self, graph: NamedNode | None = None) -> Iterator[Quad]: ...
+    def named_graphs(self) -> list[NamedNode]: ...
+    def generation(self) -> int: ...
+    def new_commit_iri(self) -> NamedNode: ...
+    def close(self) -> None: ...
+
+
+class BaseStore(ABC):
+    """What the backends share: commits, generation, named graphs."""
+
+    location: str
+    graphs: Graphs
+    read_only: bool
+
+    @abstractmethod
+    def select(self, query: str, *, default_graphs: DefaultGraphs = None) -> Solutions: ...
+
+    @abstractmethod
+    def _write(self, add: list[Quad], remove: list[Quad]) -> None: ...
+
+    def new_commit_iri(self) -> NamedNode:
+        """A fresh commit IRI, for callers that link what they write to its commit."""
+        return NamedNode(f"{self.graphs.base}commit/{uuid.uuid4().hex}")
+
+    def write(
+        self,
+        *,
+        add: Iterable[Quad] = (),
+        remove: Iterable[Quad] = (),
+        note: str,
+        commit: NamedNode | None = None,
+    ) -> Commit | None:
+        """Add and remove quads in one transaction with its commit record.
+
+        Nothing happens (and None is returned) when there is nothing to add or remove.
+        """
+        self._check_writable(note)
+        add, remove = list(add), list(remove)
+        if not add and not remove:
+            return None
+        for q in add:
+            if not isinstance(q.graph_name, NamedNode):
+                raise InputError(
+                    "finkg keeps every triple in a named graph", field="graph", value=str(q)
+                )
+        record = self._commit(commit, note, len(add) + len(remove))
+        self._write(add + commit_quads(record, self.graphs), remove)
+        return record
+
+    def generation(self) -> int:
+        """The number of commits: it changes on every write."""
+        value = queries.run(self, "store_generation").scalar()  # type: ignore[union-attr, arg-type]
+        return int(value.value) if value is not None else 0  # type: ignore[union-attr]
+
+    def named_graphs(self) -> list[NamedNode]:
+        result = queries.run(self, "named_graphs")  # type: ignore[arg-type]
+        return [g for g in result.column("graph") if isinstance(g, NamedNode)]  # type: ignore[union-attr]
+
+    def _commit(self, iri: NamedNode | None, note: str, count: int | None) -> Commit:
+        return Commit(iri or self.new_commit_iri(), note, count, dt.datetime.now(dt.UTC))
+
+    def _check_writable(self, what: str) -> None:
+        if self.read_only:
+            raise StoreError(
+                f"store {self.location} is open read-only; refused: {what}. "
+                "Pass --update (finkg query) or open it for writing."
+            )
+
+    def close(self) -> None:  # noqa: B027 (backends override when they hold resources)
+        """Release the store."""
+
+    def __enter__(self) -> BaseStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def commit_quads(commit: Commit, graphs: Graphs) -> list[Quad]:
+    """The audit-graph record of a commit."""
+    g = graphs.audit
+    quads = [
+        Quad(commit.iri, RDF.type, FKG.Commit, g),
+        Quad(commit.iri, RDFS.label, Literal(commit.note), g),
+        Quad(
+            commit.iri, PROV.endedAtTime, Literal(commit.at.isoformat(), datatype=XSD.dateTime), g
+        ),
+    ]
+    if commit.quad_count is not None:
+        count = Literal(str(commit.quad_count), datatype=XSD.integer)
+        quads.append(Quad(commit.iri, FKG.quadCount, count, g))
+    return quads
+
+
+def parse_into(data: bytes, format: ox.RdfFormat, graph: NamedNode) -> list[Quad]:
+    """The triples of `data` as quads of `graph`; a syntax error names its line."""
+    try:
+        return [
+            Quad(q.subject, q.predicate, q.object, graph)
+            for q in ox.parse(data, format=format, without_named_graphs=True)
+        ]
+    except SyntaxError as e:
+        raise InputError(f"cannot parse {format.name} data: {e.msg}", line=e.lineno) from None
+
+
+def open_store(
+    location: str | Path | None,
+    *,
+    settings: Settings | None = None,
+    read_only: bool = False,
+) -> BaseStore:
+    """Open the store at `location` (see the module docstring for the three kinds)."""
+    settings = settings or Settings()
+    graphs = Graphs(settings.base_iri)
+    text = str(location) if location is not None else ":memory:"
+    if text.startswith(("http://", "https://")):
+        from finkg.kg.remote import RemoteStore
+
+        return RemoteStore(
+            text,
+            graphs=graphs,
+            read_only=read_only,
+            update_url=settings.update_url,
+            gsp_url=settings.gsp_url,
+        )
+    from finkg.kg.embedded import EmbeddedStore
+
+    if text == ":memory:":
+        if read_only:
+            raise InputError("an in-memory store cannot be opened read-only", field="store")
+        return EmbeddedStore(None, graphs=graphs)
+    return EmbeddedStore(Path(text), graphs=graphs, read_only=read_only)

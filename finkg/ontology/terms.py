@@ -1,0 +1,243 @@
+"""The closed vocabulary: every IRI finkg writes, as pyoxigraph `NamedNode` constants.
+
+`FKG` holds finkg's own terms, each declared in `finkg.ttl` (a test fails on a constant
+that is not, and on a declared term with no constant). The other classes hold the terms
+finkg uses from PROV-O, Dublin Core terms, SKOS, RDF, RDFS, OWL and XSD; a test checks
+them against rdflib's closed namespaces. A misspelt term is an `AttributeError` at import,
+never a silently new IRI.
+
+>>> FKG.availableAt.value
+'https://w3id.org/finkg/ns#availableAt'
+>>> FKG.availabelAt
+Traceback (most recent call last):
+...
+AttributeError: type object 'FKG' has no attribute 'availabelAt'
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from pyoxigraph import NamedNode
+
+FKG_NS = "https://w3id.org/finkg/ns#"
+PROV_NS = "http://www.w3.org/ns/prov#"
+DCTERMS_NS = "http://purl.org/dc/terms/"
+SKOS_NS = "http://www.w3.org/2004/02/skos/core#"
+RDF_NS = "http://www.w3.org/1999/02/22-rdf-syntax-ns#"
+RDFS_NS = "http://www.w3.org/2000/01/rdf-schema#"
+OWL_NS = "http://www.w3.org/2002/07/owl#"
+XSD_NS = "http://www.w3.org/2001/XMLSchema#"
+
+PREFIXES = {
+    "fkg": FKG_NS,
+    "prov": PROV_NS,
+    "dcterms": DCTERMS_NS,
+    "skos": SKOS_NS,
+    "rdf": RDF_NS,
+    "rdfs": RDFS_NS,
+    "owl": OWL_NS,
+    "xsd": XSD_NS,
+}
+
+
+def _fkg(name: str) -> NamedNode:
+    return NamedNode(FKG_NS + name)
+
+
+def terms_of(namespace: type) -> Iterator[tuple[str, NamedNode]]:
+    """Every (name, term) constant of one of the vocabulary classes below."""
+    for name, value in vars(namespace).items():
+        if isinstance(value, NamedNode):
+            yield name, value
+
+
+class FKG:
+    """finkg's own terms (`https://w3id.org/finkg/ns#`)."""
+
+    # classes
+    Answer = _fkg("Answer")
+    Asset = _fkg("Asset")
+    Citation = _fkg("Citation")
+    Commit = _fkg("Commit")
+    Company = _fkg("Company")
+    Customer = _fkg("Customer")
+    Document = _fkg("Document")
+    DocumentChunk = _fkg("DocumentChunk")
+    EventAnchor = _fkg("EventAnchor")
+    Evidence = _fkg("Evidence")
+    FilingPassage = _fkg("FilingPassage")
+    HorizonSignal = _fkg("HorizonSignal")
+    ImpactPrediction = _fkg("ImpactPrediction")
+    IndicatorWindow = _fkg("IndicatorWindow")
+    MarketEntity = _fkg("MarketEntity")
+    MemoryCell = _fkg("MemoryCell")
+    MemoryUpdate = _fkg("MemoryUpdate")
+    MovementPrediction = _fkg("MovementPrediction")
+    NewsArticle = _fkg("NewsArticle")
+    Outcome = _fkg("Outcome")
+    PriceBar = _fkg("PriceBar")
+    PriceSummary = _fkg("PriceSummary")
+    Recommendation = _fkg("Recommendation")
+    Run = _fkg("Run")
+    SourceDocument = _fkg("SourceDocument")
+    Transaction = _fkg("Transaction")
+    Transition = _fkg("Transition")
+    # object properties
+    about = _fkg("about")
+    anchor = _fkg("anchor")
+    cell = _fkg("cell")
+    citation = _fkg("citation")
+    cites = _fkg("cites")
+    customer = _fkg("customer")
+    document = _fkg("document")
+    eventType = _fkg("eventType")
+    forCustomer = _fkg("forCustomer")
+    fromOutcome = _fkg("fromOutcome")
+    fromPrediction = _fkg("fromPrediction")
+    fromState = _fkg("fromState")
+    issuedBy = _fkg("issuedBy")
+    lifecycleState = _fkg("lifecycleState")
+    newsItem = _fkg("newsItem")
+    recommends = _fkg("recommends")
+    signal = _fkg("signal")
+    sourceFamily = _fkg("sourceFamily")
+    toState = _fkg("toState")
+    # datatype properties
+    accessionNumber = _fkg("accessionNumber")
+    adjClose = _fkg("adjClose")
+    asOf = _fkg("asOf")
+    assetCategory = _fkg("assetCategory")
+    assetSubCategory = _fkg("assetSubCategory")
+    availableAt = _fkg("availableAt")
+    charEnd = _fkg("charEnd")
+    charStart = _fkg("charStart")
+    cik = _fkg("cik")
+    close = _fkg("close")
+    contentHash = _fkg("contentHash")
+    customerType = _fkg("customerType")
+    decisionTime = _fkg("decisionTime")
+    form = _fkg("form")
+    high = _fkg("high")
+    horizon = _fkg("horizon")
+    industry = _fkg("industry")
+    investmentCapacity = _fkg("investmentCapacity")
+    isin = _fkg("isin")
+    item = _fkg("item")
+    low = _fkg("low")
+    maturedAt = _fkg("maturedAt")
+    mediaType = _fkg("mediaType")
+    modelId = _fkg("modelId")
+    negativeCount = _fkg("negativeCount")
+    negativeDelta = _fkg("negativeDelta")
+    open = _fkg("open")
+    parameters = _fkg("parameters")
+    passageIndex = _fkg("passageIndex")
+    positiveCount = _fkg("positiveCount")
+    positiveDelta = _fkg("positiveDelta")
+    predictedLabel = _fkg("predictedLabel")
+    predictionDay = _fkg("predictionDay")
+    promptHash = _fkg("promptHash")
+    quadCount = _fkg("quadCount")
+    question = _fkg("question")
+    rank = _fkg("rank")
+    reason = _fkg("reason")
+    residualLabel = _fkg("residualLabel")
+    residualZ = _fkg("residualZ")
+    riskLevel = _fkg("riskLevel")
+    score = _fkg("score")
+    sector = _fkg("sector")
+    sessionDate = _fkg("sessionDate")
+    signalValue = _fkg("signalValue")
+    site = _fkg("site")
+    targetDate = _fkg("targetDate")
+    task = _fkg("task")
+    text = _fkg("text")
+    ticker = _fkg("ticker")
+    timeQuality = _fkg("timeQuality")
+    timeRule = _fkg("timeRule")
+    totalValue = _fkg("totalValue")
+    transactionType = _fkg("transactionType")
+    units = _fkg("units")
+    validationStatus = _fkg("validationStatus")
+    volume = _fkg("volume")
+    # concept schemes
+    EventTypes = _fkg("EventTypes")
+    LifecycleStates = _fkg("LifecycleStates")
+    SourceFamilies = _fkg("SourceFamilies")
+    # concepts
+    Analyzed = _fkg("Analyzed")
+    CapitalTransactions = _fkg("CapitalTransactions")
+    DocumentFamily = _fkg("DocumentFamily")
+    EarningsGuidance = _fkg("EarningsGuidance")
+    Error = _fkg("Error")
+    Indexed = _fkg("Indexed")
+    LegalRegulatory = _fkg("LegalRegulatory")
+    ManagementOperations = _fkg("ManagementOperations")
+    Market = _fkg("Market")
+    News = _fkg("News")
+    Normalized = _fkg("Normalized")
+    OtherMixed = _fkg("OtherMixed")
+    Personal = _fkg("Personal")
+    Ready = _fkg("Ready")
+    SecFiling = _fkg("SecFiling")
+    Uploaded = _fkg("Uploaded")
+
+
+class PROV:
+    """The PROV-O terms finkg uses."""
+
+    Entity = NamedNode(PROV_NS + "Entity")
+    Activity = NamedNode(PROV_NS + "Activity")
+    Agent = NamedNode(PROV_NS + "Agent")
+    Usage = NamedNode(PROV_NS + "Usage")
+    wasDerivedFrom = NamedNode(PROV_NS + "wasDerivedFrom")
+    wasGeneratedBy = NamedNode(PROV_NS + "wasGeneratedBy")
+    wasInformedBy = NamedNode(PROV_NS + "wasInformedBy")
+    used = NamedNode(PROV_NS + "used")
+    qualifiedUsage = NamedNode(PROV_NS + "qualifiedUsage")
+    entity = NamedNode(PROV_NS + "entity")
+    generatedAtTime = NamedNode(PROV_NS + "generatedAtTime")
+    startedAtTime = NamedNode(PROV_NS + "startedAtTime")
+    endedAtTime = NamedNode(PROV_NS + "endedAtTime")
+
+
+class DCTERMS:
+    """The Dublin Core terms finkg uses."""
+
+    title = NamedNode(DCTERMS_NS + "title")
+    source = NamedNode(DCTERMS_NS + "source")
+    identifier = NamedNode(DCTERMS_NS + "identifier")
+    created = NamedNode(DCTERMS_NS + "created")
+    description = NamedNode(DCTERMS_NS + "description")
+
+
+class SKOS:
+    """The SKOS terms finkg uses."""
+
+    Concept = NamedNode(SKOS_NS + "Concept")
+    ConceptScheme = NamedNode(SKOS_NS + "ConceptScheme")
+    inScheme = NamedNode(SKOS_NS + "inScheme")
+    prefLabel = NamedNode(SKOS_NS + "prefLabel")
+
+
+class RDF:
+    type = NamedNode(RDF_NS + "type")
+    JSON = NamedNode(RDF_NS + "JSON")
+
+
+class RDFS:
+    label = NamedNode(RDFS_NS + "label")
+    comment = NamedNode(RDFS_NS + "comment")
+    subClassOf = NamedNode(RDFS_NS + "subClassOf")
+
+
+class XSD:
+    string = NamedNode(XSD_NS + "string")
+    integer = NamedNode(XSD_NS + "integer")
+    decimal = NamedNode(XSD_NS + "decimal")
+    double = NamedNode(XSD_NS + "double")
+    boolean = NamedNode(XSD_NS + "boolean")
+    date = NamedNode(XSD_NS + "date")
+    dateTime = NamedNode(XSD_NS + "dateTime")
+    dateTimeStamp = NamedNode(XSD_NS + "dateTimeStamp")

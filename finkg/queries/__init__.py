@@ -1,0 +1,251 @@
+"""finkg's SPARQL: one query per `.rq` file, run with bound terms.
+
+Each file starts with a header:
+
+    # name: one line saying what it returns.
+    #
+    # input  ?company  iri        the company (required)
+    # input  ?before   dateTime   exclusive bound, with a zone
+    # input  ?node     iri*       a list (VALUES ?node { ... })
+    # input  ?limitTo  integer?   optional (left unbound when not given)
+    # input  ?audit    graph:audit  a named graph, bound from the store's layout
+    # dataset: union             the default graph is the union of all graphs
+    # output ?evidence ?availableAt ?text
+
+`load("evidence_before")` reads one; `run(store, q, values)` converts the values by the
+declared types, binds them (see `binding.bind`) and runs the query on any store.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+from pathlib import Path
+from typing import TYPE_CHECKING, Literal, Protocol
+
+from pyoxigraph import NamedNode, Triple
+
+from finkg.errors import QueryError
+from finkg.queries.binding import SCALAR_TYPES, Binding, bind, to_term
+from finkg.queries.results import Solutions
+
+if TYPE_CHECKING:
+    from finkg.kg.graphs import Graphs
+
+__all__ = ["Input", "NamedQuery", "Solutions", "catalog", "load", "prepare", "run"]
+
+Form = Literal["select", "construct", "ask", "describe", "update"]
+_FORM = re.compile(
+    r"\b(SELECT|CONSTRUCT|ASK|DESCRIBE|INSERT|DELETE|LOAD|CLEAR|DROP|CREATE|ADD|MOVE|COPY|WITH)\b",
+    re.IGNORECASE,
+)
+_INPUT = re.compile(r"#\s*input\s+\?(\w+)\s+(\S+)\s*(.*)")
+
+
+@dataclass(frozen=True)
+class Input:
+    name: str
+    type: str  # one of SCALAR_TYPES, or "graph"
+    many: bool = False
+    optional: bool = False
+    graph: str | None = None  # for type "graph": the named graph bound by default
+    description: str = ""
+
+
+@dataclass(frozen=True)
+class NamedQuery:
+    name: str
+    text: str
+    form: Form
+    summary: str = ""
+    inputs: tuple[Input, ...] = ()
+    outputs: tuple[str, ...] = ()
+    union: bool = False
+    path: Path | None = None
+
+    @property
+    def read_only(self) -> bool:
+        return self.form != "update"
+
+
+class QueryRunner(Protocol):
+    """The part of a store that `run` needs."""
+
+    graphs: Graphs
+
+    def select(self, query: str, *, default_graphs: object = None) -> Solutions: ...
+    def construct(self, query: str, *, default_graphs: object = None) -> list[Triple]: ...
+    def ask(self, query: str, *, default_graphs: object = None) -> bool: ...
+    def update(self, update: str, *, note: str = ...) -> None: ...
+
+
+def query_form(text: str) -> Form:
+    """select, construct, ask, describe or update: the query's first keyword."""
+    stripped = re.sub(r"#[^\n]*", " ", text)
+    stripped = re.sub(r"<[^<>\s]*>", " ", stripped)  # PREFIX IRIs
+    m = _FORM.search(stripped)
+    if m is None:
+        raise QueryError(
+            "not a SPARQL query or update",
+            field="query",
+            value=text.strip()[:80],
+            hint="expected SELECT, CONSTRUCT, ASK, DESCRIBE or an update operation",
+        )
+    word = m.group(1).upper()
+    return word.lower() if word in ("SELECT", "CONSTRUCT", "ASK", "DESCRIBE") else "update"  # type: ignore[return-value]
+
+
+def parse(text: str, *, name: str = "query", path: Path | None = None) -> NamedQuery:
+    """A `NamedQuery` from SPARQL text with (or without) a header."""
+    summary, inputs, outputs, union = "", [], (), False
+    for i, line in enumerate(text.splitlines(), start=1):
+        if not line.startswith("#"):
+            break
+        body = line.lstrip("#").strip()
+        if i == 1 and ":" in body and not body.startswith(("input", "output", "dataset")):
+            summary = body.split(":", 1)[1].strip()
+        elif m := _INPUT.match(line):
+            inputs.append(_parse_input(m, path or name, i))
+        elif body.startswith("output"):
+            outputs = tuple(v.lstrip("?") for v in body.split()[1:])
+        elif body.startswith("dataset:"):
+            union = body.split(":", 1)[1].strip() == "union"
+    return NamedQuery(
+        name=name,
+        text=text,
+        form=query_form(text),
+        summary=summary,
+        inputs=tuple(inputs),
+        outputs=outputs,
+        union=union,
+        path=path,
+    )
+
+
+def _parse_input(m: re.Match[str], where: object, line: int) -> Input:
+    name, type_, description = m.group(1), m.group(2), m.group(3).strip()
+    optional, many = type_.endswith("?"), type_.rstrip("?").endswith("*")
+    type_ = type_.rstrip("?").rstrip("*")
+    graph = None
+    if type_.startswith("graph:"):
+        type_, graph = "graph", type_.split(":", 1)[1]
+    elif type_ not in SCALAR_TYPES:
+        raise QueryError(
+            f"unknown input type in header; use one of {', '.join(SCALAR_TYPES)} or graph:NAME",
+            source=str(where),
+            line=line,
+            field=f"?{name}",
+            value=type_,
+        )
+    return Input(name, type_, many, optional, graph, description)
+
+
+def _query_dir() -> Path:
+    return Path(str(resources.files(__package__)))
+
+
+@cache
+def _load_packaged(name: str) -> NamedQuery:
+    path = _query_dir() / f"{name}.rq"
+    return parse(path.read_text(encoding="utf-8"), name=name, path=path)
+
+
+def catalog() -> list[NamedQuery]:
+    """Every packaged query, by name."""
+    return [_load_packaged(p.stem) for p in sorted(_query_dir().glob("*.rq"))]
+
+
+def load(name_or_path: str | Path) -> NamedQuery:
+    """A packaged query by name (`evidence_before`) or any `.rq` file by path."""
+    text = str(name_or_path)
+    if re.fullmatch(r"[a-z][a-z0-9_]*", text) and (_query_dir() / f"{text}.rq").exists():
+        return _load_packaged(text)
+    path = Path(text)
+    if path.suffix == ".rq" or path.exists():
+        try:
+            return parse(path.read_text(encoding="utf-8"), name=path.stem, path=path)
+        except OSError as e:
+            raise QueryError(f"cannot read query file: {e.strerror}", source=path) from None
+    names = ", ".join(q.name for q in catalog())
+    raise QueryError("no such query", value=text, hint=f"give a .rq path or one of: {names}")
+
+
+def prepare(
+    query: NamedQuery, values: Mapping[str, object] | None = None, *, graphs: Graphs
+) -> str:
+    """The query text with every declared input bound (typed) and graphs filled in."""
+    values = dict(values or {})
+    declared = {i.name: i for i in query.inputs}
+    bindings: dict[str, Binding] = {}
+    for name, value in values.items():
+        spec = declared.get(name)
+        if spec is None and query.inputs:
+            raise QueryError(
+                f"{query.name} has no input ?{name}",
+                field="bind",
+                value=name,
+                hint="its inputs are " + ", ".join(f"?{n}" for n in declared),
+            )
+        type_ = "iri" if spec is not None and spec.type == "graph" else (spec.type if spec else "")
+        if isinstance(value, list | tuple | set | frozenset):
+            if spec is not None and not spec.many:
+                raise QueryError(f"?{name} takes one value", field=name, value=list(value))
+            bindings[name] = [to_term(v, type_, name=name) for v in value]
+        else:
+            term = to_term(value, type_, name=name)
+            bindings[name] = [term] if spec is not None and spec.many else term
+    for spec in query.inputs:
+        if spec.name in bindings:
+            continue
+        if spec.type == "graph" and spec.graph:
+            bindings[spec.name] = graphs.parse(spec.graph)
+        elif not spec.optional:
+            raise QueryError(
+                f"{query.name} needs a value for ?{spec.name} ({spec.type})",
+                field="bind",
+                value=spec.name,
+                hint=f"pass --bind {spec.name}=VALUE"
+                + (f": {spec.description}" if spec.description else ""),
+            )
+    return bind(query.text, bindings)
+
+
+def run(
+    store: QueryRunner,
+    query: NamedQuery | str,
+    values: Mapping[str, object] | None = None,
+    *,
+    default_graphs: list[NamedNode] | str | None = None,
+    allow_update: bool = False,
+) -> Solutions | list[Triple] | bool | None:
+    """Run a query (a NamedQuery, a packaged name or SPARQL text) with bound values.
+
+    `default_graphs` sets the query dataset: None for the store's default graph (or the
+    union when the query's header says `dataset: union`), "union" for all graphs, or a list
+    of graphs, which then are the only graphs the query can read.
+    """
+    if isinstance(query, str):
+        query = load(query) if re.fullmatch(r"[a-z][a-z0-9_]*", query) else parse(query)
+    text = prepare(query, values, graphs=store.graphs)
+    if default_graphs is None and query.union:
+        default_graphs = "union"
+    if query.form == "update":
+        if not allow_update:
+            raise QueryError(
+                f"{query.name} is an update and this run is read-only",
+                field="query",
+                value=query.name,
+                hint="pass --update to allow writes",
+            )
+        if default_graphs is not None:
+            raise QueryError("an update cannot be restricted to a dataset", field="query")
+        store.update(text, note=f"query {query.name}")
+        return None
+    if query.form == "select":
+        return store.select(text, default_graphs=default_graphs)
+    if query.form == "ask":
+        return store.ask(text, default_graphs=default_graphs)
+    return store.construct(text, default_graphs=default_graphs)

@@ -1,0 +1,144 @@
+"""SHACL validation of finkg data with pyshacl.
+
+`validate_quads` checks any set of quads (an ingest batch, one output, a file);
+`validate_store` checks a store's data graphs. The ontology is mixed in so that
+`sh:targetClass fkg:Evidence` reaches every subclass. Data crosses from pyoxigraph to
+rdflib as N-Triples, so string literals arrive as plain literals on both sides (see DESIGN
+§9 on `xsd:string`), and the shapes are tested against data that went through the store.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from functools import cache
+from importlib import resources
+from pathlib import Path
+
+import pyoxigraph as ox
+import pyshacl
+import rdflib
+from rdflib.namespace import SH
+
+from finkg.ontology import ontology_path
+
+FSH = "https://w3id.org/finkg/shapes#"
+
+
+@dataclass(frozen=True)
+class Violation:
+    focus: str
+    shape: str
+    message: str
+    path: str | None = None
+    value: str | None = None
+    severity: str = "Violation"
+
+
+@dataclass(frozen=True)
+class Report:
+    conforms: bool
+    violations: list[Violation] = field(default_factory=list)
+    triples: int = 0
+
+    def text(self, *, limit: int = 50) -> str:
+        """A readable report: one block per violation (focus node, path, message)."""
+        if self.conforms:
+            return f"conforms: {self.triples} triples checked against finkg's shapes"
+        lines = [f"{len(self.violations)} violation(s) in {self.triples} triples:"]
+        for v in self.violations[:limit]:
+            lines.append(f"- {v.severity} of {_short(v.shape)}")
+            lines.append(f"  focus node: {v.focus}")
+            if v.path:
+                lines.append(f"  path: {v.path}")
+            if v.value is not None:
+                lines.append(f"  value: {v.value}")
+            lines.append(f"  message: {v.message}")
+        if len(self.violations) > limit:
+            lines.append(f"... and {len(self.violations) - limit} more")
+        return "\n".join(lines)
+
+
+def shape_files() -> list[Path]:
+    folder = Path(str(resources.files(__package__)))
+    return sorted(folder.glob("*.ttl"))
+
+
+@cache
+def shapes_graph() -> rdflib.Graph:
+    g = rdflib.Graph()
+    for path in shape_files():
+        g.parse(path, format="turtle")
+    return g
+
+
+@cache
+def _ontology_graph() -> rdflib.Graph:
+    return rdflib.Graph().parse(ontology_path(), format="turtle")
+
+
+def validate_quads(quads: Iterable[ox.Quad]) -> Report:
+    """Validate quads (their graphs merged) against every shape."""
+    triples = [ox.Triple(q.subject, q.predicate, q.object) for q in quads]
+    data = rdflib.Graph()
+    if triples:
+        data.parse(data=ox.serialize(triples, format=ox.RdfFormat.N_TRIPLES), format="nt")
+    return validate_graph(data)
+
+
+def validate_graph(data: rdflib.Graph) -> Report:
+    conforms, results, _ = pyshacl.validate(
+        data,
+        shacl_graph=shapes_graph(),
+        ont_graph=_ontology_graph(),
+        inference="none",
+        advanced=True,
+        allow_warnings=True,
+    )
+    violations = []
+    for result in results.subjects(rdflib.RDF.type, SH.ValidationResult):
+
+        def one(p: rdflib.URIRef, result: rdflib.term.Node = result) -> str | None:
+            v = results.value(result, p)
+            return None if v is None else str(v)
+
+        shape = results.value(result, SH.sourceShape)
+        violations.append(
+            Violation(
+                focus=one(SH.focusNode) or "",
+                shape=str(shape) if isinstance(shape, rdflib.URIRef) else _describe(results, shape),
+                message=one(SH.resultMessage) or "",
+                path=one(SH.resultPath),
+                value=one(SH.value),
+                severity=(one(SH.resultSeverity) or "Violation").rsplit("#", 1)[-1],
+            )
+        )
+    violations.sort(key=lambda v: (v.shape, v.focus, v.path or ""))
+    return Report(bool(conforms), violations, len(data))
+
+
+def validate_store(store: object, graphs: Sequence[ox.NamedNode] | None = None) -> Report:
+    """Validate a store's data graphs (all but the ontology graph, unless `graphs`)."""
+    names = (
+        list(graphs)
+        if graphs is not None
+        else [
+            g
+            for g in store.named_graphs()
+            if g != store.graphs.ontology  # type: ignore[attr-defined]
+        ]
+    )
+    quads = (q for g in names for q in store.quads(g))  # type: ignore[attr-defined]
+    return validate_quads(quads)
+
+
+def _short(iri: str) -> str:
+    return "fsh:" + iri[len(FSH) :] if iri.startswith(FSH) else iri
+
+
+def _describe(results: rdflib.Graph, shape: rdflib.term.Node | None) -> str:
+    """A blank-node shape as the path it constrains."""
+    if shape is None:
+        return ""
+    path = results.value(shape, SH.path)
+    return f"[shape on {path}]" if path is not None else str(shape)

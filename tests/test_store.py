@@ -1,0 +1,155 @@
+"""The store protocol, run against both backends (embedded and the Oxigraph server)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pyoxigraph as ox
+import pytest
+from pyoxigraph import Literal, NamedNode, Quad
+
+from finkg import queries
+from finkg.config import Settings
+from finkg.errors import InputError, StoreError
+from finkg.kg.setup import init_store
+from finkg.kg.store import BaseStore, Store, open_store
+from finkg.ontology.terms import FKG, RDF
+
+EX = "https://example.org/"
+
+
+def q(s: str, o: str, graph: NamedNode, p: str = "p") -> Quad:
+    return Quad(NamedNode(EX + s), NamedNode(EX + p), Literal(o), graph)
+
+
+def test_both_backends_satisfy_the_protocol(store: BaseStore) -> None:
+    assert isinstance(store, Store)
+
+
+def test_a_new_store_is_empty_at_generation_zero(store: BaseStore) -> None:
+    assert store.generation() == 0
+    assert store.named_graphs() == []
+
+
+def test_every_write_changes_the_generation(store: BaseStore) -> None:
+    news = store.graphs.news
+    seen = [store.generation()]
+    store.write(add=[q("a", "1", news)], note="one")
+    seen.append(store.generation())
+    store.write(add=[q("b", "2", news)], remove=[q("a", "1", news)], note="two")
+    seen.append(store.generation())
+    store.update(f"DELETE WHERE {{ GRAPH <{news.value}> {{ ?s ?p ?o }} }}", note="three")
+    seen.append(store.generation())
+    assert seen == [0, 1, 2, 3]
+    assert list(store.quads(news)) == []
+
+
+def test_an_empty_write_writes_nothing(store: BaseStore) -> None:
+    assert store.write(add=[], note="nothing") is None
+    assert store.generation() == 0
+
+
+def test_a_commit_is_recorded_in_the_audit_graph(store: BaseStore) -> None:
+    commit = store.write(add=[q("a", "1", store.graphs.news)], note="ingest news: x.jsonl")
+    assert commit is not None and commit.quad_count == 1
+    audit = set(store.quads(store.graphs.audit))
+    assert Quad(commit.iri, RDF.type, FKG.Commit, store.graphs.audit) in audit
+    assert any(x.object == Literal("ingest news: x.jsonl") for x in audit)
+
+
+def test_remove_and_add_happen_together(store: BaseStore) -> None:
+    news = store.graphs.news
+    store.write(add=[q("a", "old", news)], note="one")
+    store.write(add=[q("a", "new", news)], remove=[q("a", "old", news)], note="swap")
+    assert [x.object.value for x in store.quads(news)] == ["new"]
+
+
+def test_a_write_outside_a_named_graph_is_refused(store: BaseStore) -> None:
+    with pytest.raises(InputError, match="named graph"):
+        store.write(add=[Quad(NamedNode(EX + "a"), NamedNode(EX + "p"), Literal("x"))], note="x")
+    assert store.generation() == 0
+
+
+def test_select_construct_ask(store: BaseStore) -> None:
+    news = store.graphs.news
+    store.write(add=[q("a", "1", news), q("b", "2", news)], note="x")
+    rows = store.select(
+        f"SELECT ?s ?o WHERE {{ GRAPH <{news.value}> {{ ?s ?p ?o }} }} ORDER BY ?s"
+    )
+    assert rows.variables == ("s", "o")
+    assert [r["o"] for r in rows] == [Literal("1"), Literal("2")]
+    triples = store.construct(f"CONSTRUCT {{ ?s ?p ?o }} WHERE {{ GRAPH <{news.value}> {{ ?s ?p ?o }} }}")
+    assert {t.object.value for t in triples} == {"1", "2"}
+    assert store.ask(f"ASK WHERE {{ GRAPH <{news.value}> {{ ?s ?p \"2\" }} }}") is True
+    assert store.ask(f"ASK WHERE {{ GRAPH <{news.value}> {{ ?s ?p \"3\" }} }}") is False
+
+
+def test_a_dataset_restricts_what_a_query_reads(store: BaseStore) -> None:
+    """A query given [market, users/a] cannot read users/b, through GRAPH ?g either."""
+    a, b, market = store.graphs.user("a"), store.graphs.user("b"), store.graphs.market
+    store.write(add=[q("t1", "a's", a), q("t2", "b's", b), q("m", "market", market)], note="x")
+    seen = store.select("SELECT ?o WHERE { ?s ?p ?o }", default_graphs=[a, market])
+    assert {r["o"].value for r in seen} == {"a's", "market"}
+    via_graph = store.select("SELECT ?o WHERE { GRAPH ?g { ?s ?p ?o } }", default_graphs=[a, market])
+    assert "b's" not in {r["o"].value for r in via_graph}
+    union = store.select("SELECT ?o WHERE { ?s ?p ?o }", default_graphs="union")
+    assert {"a's", "b's", "market"} <= {r["o"].value for r in union}
+
+
+def test_load_puts_triples_into_one_graph(store: BaseStore) -> None:
+    data = b'<https://example.org/a> <https://example.org/p> "loaded" .\n'
+    commit = store.load(data, format=ox.RdfFormat.N_TRIPLES, graph=store.graphs.market, note="load")
+    assert commit is not None and commit.quad_count == 1
+    assert [x.object.value for x in store.quads(store.graphs.market)] == ["loaded"]
+    assert store.generation() == 1
+
+
+def test_load_refuses_bad_data_and_writes_nothing(store: BaseStore) -> None:
+    with pytest.raises(InputError, match="line 1"):
+        store.load(b"<https://example.org/a> <p> .", format=ox.RdfFormat.N_TRIPLES,
+                   graph=store.graphs.market, note="bad")
+    assert store.generation() == 0
+
+
+def test_init_loads_the_ontology_once(store: BaseStore) -> None:
+    assert init_store(store) is not None
+    assert init_store(store) is None  # already current: no write, no new generation
+    assert store.generation() == 1
+    assert any(x.subject == FKG.Evidence for x in store.quads(store.graphs.ontology))
+
+
+def test_a_read_only_store_refuses_writes(tmp_path: Path, settings: Settings) -> None:
+    with open_store(tmp_path / "s", settings=settings) as s:
+        s.write(add=[q("a", "1", s.graphs.news)], note="x")
+    with open_store(tmp_path / "s", settings=settings, read_only=True) as ro:
+        with pytest.raises(StoreError, match="read-only"):
+            ro.write(add=[q("b", "2", ro.graphs.news)], note="y")
+        assert ro.generation() == 1
+
+
+def test_on_disk_data_persists(tmp_path: Path, settings: Settings) -> None:
+    with open_store(tmp_path / "s", settings=settings) as s:
+        s.write(add=[q("a", "kept", s.graphs.news)], note="x")
+    with open_store(tmp_path / "s", settings=settings) as s:
+        assert [x.object.value for x in s.quads(s.graphs.news)] == ["kept"]
+        assert s.generation() == 1
+
+
+def test_a_missing_read_only_store_says_how_to_create_one(tmp_path: Path, settings: Settings) -> None:
+    with pytest.raises(StoreError, match="finkg init"):
+        open_store(tmp_path / "absent", settings=settings, read_only=True)
+
+
+def test_an_unreachable_endpoint_is_a_clear_store_error(settings: Settings) -> None:
+    s = open_store("http://127.0.0.1:9/query", settings=settings)
+    with pytest.raises(StoreError, match="cannot reach"):
+        s.generation()
+
+
+def test_query_syntax_errors_name_the_position(store: BaseStore) -> None:
+    from finkg.errors import QueryError
+
+    with pytest.raises(QueryError, match="1:26"):  # line 1, column 26: the closing brace
+        store.select("SELECT ?x WHERE { ?x ?y }")
+    with pytest.raises(QueryError):
+        queries.run(store, "SELECT ?x WHERE { ?x ?y }")
