@@ -89,36 +89,105 @@ def init(ctx: click.Context, store: str | None) -> None:
         out.print(f"store {s.location}: {state}; generation {s.generation()}")
 
 
-@cli.group()
-def ingest() -> None:
-    """Load source files into the store (one kind at a time)."""
-
-
-@ingest.command("rdf")
+@cli.command()
+@click.argument("kind")
 @click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
-@click.option("--graph", "graph", help="Named graph for triples (news, market, users/<id>, ...).")
+@click.option(
+    "--graph", "graph", help="Named graph for RDF triples (news, market, users/<id>, ...)."
+)
+@click.option(
+    "--tz",
+    "tz",
+    metavar="ZONE",
+    help="Zone of naive source timestamps [default: the format's documented zone].",
+)
+@click.option(
+    "--skip-bad",
+    is_flag=True,
+    help="Skip bad records, writing them with reasons to the rejects file.",
+)
+@click.option(
+    "--rejects",
+    "rejects_path",
+    type=click.Path(path_type=Path),
+    help="Rejects file (JSON Lines) [default: ./finkg-rejects-KIND.jsonl].",
+)
 @store_option
 @click.pass_context
-def ingest_rdf(
-    ctx: click.Context, paths: tuple[Path, ...], graph: str | None, store: str | None
+def ingest(
+    ctx: click.Context,
+    kind: str,
+    paths: tuple[Path, ...],
+    graph: str | None,
+    tz: str | None,
+    skip_bad: bool,
+    rejects_path: Path | None,
+    store: str | None,
 ) -> None:
-    """Load RDF files (Turtle, N-Triples, N-Quads, TriG, JSON-LD, RDF/XML; .gz too).
+    """Load source files of one KIND: rdf, companies, news, prices, filings, fartrans.
 
-    Every file is read and checked before anything is written; then all of them go in as
-    one commit. A syntax error, a naive timestamp or an unknown graph writes nothing.
+    Everything is checked before anything is written (records, then finkg's shapes); a bad
+    record stops the ingest with its file, line and field, and nothing is written, unless
+    --skip-bad. Records already in the store are skipped, so a repeated or resumed ingest
+    adds nothing twice.
     """
-    from finkg.kg.rdf_files import read_rdf
-
-    settings = _settings(ctx)
     from finkg.kg.graphs import Graphs
 
+    settings = _settings(ctx)
     graphs = Graphs(settings.base_iri)
     target = graphs.parse(graph) if graph else None
-    quads = [q for p in paths for q in read_rdf(p, graphs=graphs, graph=target)]
     with _open(ctx, store) as s:
-        commit = s.write(add=quads, note="ingest rdf: " + ", ".join(p.name for p in paths))
-        added = commit.quad_count if commit else 0
-        out.print(f"{added} quads from {len(paths)} file(s); generation {s.generation()}")
+        if kind == "rdf":
+            from finkg.kg.rdf_files import read_rdf
+
+            quads = [q for p in paths for q in read_rdf(p, graphs=graphs, graph=target)]
+            commit = s.write(add=quads, note="ingest rdf: " + ", ".join(p.name for p in paths))
+            out.print(
+                f"{commit.quad_count if commit else 0} quads from {len(paths)} file(s); "
+                f"generation {s.generation()}"
+            )
+            return
+        from finkg.kg.ingest import IngestOptions, loader
+        from finkg.kg.ingest import ingest as run_ingest
+        from finkg.kg.ingest.common import zone
+
+        options = IngestOptions(graphs=graphs, tz=zone(tz) if tz else None, graph=target)
+        rejects = rejects_path or Path(f"finkg-rejects-{kind}.jsonl")
+        with _progress() as bar:
+            task = bar.add_task(f"ingest {kind}", total=None)
+            report = run_ingest(
+                s,
+                kind,
+                loader(kind),
+                list(paths),
+                options,
+                skip_bad=skip_bad,
+                rejects_file=rejects if skip_bad else None,
+                progress=lambda stage, n: bar.update(
+                    task, advance=n, description=f"{kind}: {stage}"
+                ),
+            )
+        out.print(
+            f"{kind}: {report.records} records read, {report.written} written "
+            f"({report.quads} quads, {len(report.commits)} commit(s)), "
+            f"{report.skipped_existing} already present, {len(report.rejects)} rejected; "
+            f"generation {s.generation()}"
+        )
+        if report.rejects_file:
+            out.print(f"rejected records and reasons: {report.rejects_file}")
+
+
+def _progress() -> Any:
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    return Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=err,
+        transient=True,
+    )
 
 
 def _parse_bindings(values: tuple[str, ...]) -> dict[str, object]:

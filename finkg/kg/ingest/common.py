@@ -1,0 +1,136 @@
+"""What loaders share: typed literals, zoned times, source documents, numbers that must be
+finite, and a small quad builder for one named graph."""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import math
+from dataclasses import dataclass, field
+from decimal import Decimal, InvalidOperation
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from pyoxigraph import Literal, NamedNode, Quad
+
+from finkg.errors import InputError, TimestampError
+from finkg.ontology.terms import DCTERMS, FKG, RDF, XSD
+
+
+def zone(name: str) -> ZoneInfo:
+    """A time zone by IANA name (America/New_York, UTC, Europe/Athens)."""
+    try:
+        return ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError):
+        raise InputError(
+            "unknown time zone",
+            field="--tz",
+            value=name,
+            hint="give an IANA name such as America/New_York or UTC",
+        ) from None
+
+
+def zoned(text: str, *, tz: ZoneInfo | None, field: str, fmt: str | None = None) -> dt.datetime:
+    """A zone-aware instant from `text`: its own offset if it has one, else the declared `tz`.
+
+    >>> zoned("2020-04-30 16:30:00", tz=ZoneInfo("America/New_York"), field="t").isoformat()
+    '2020-04-30T16:30:00-04:00'
+    """
+    text = text.strip()
+    try:
+        value = dt.datetime.strptime(text, fmt) if fmt else dt.datetime.fromisoformat(text)  # noqa: DTZ007 (zone attached below)
+    except ValueError:
+        raise TimestampError(
+            "not a timestamp" + (f" in the form {fmt}" if fmt else " (ISO 8601)"),
+            field=field,
+            value=text,
+        ) from None
+    if value.tzinfo is not None:
+        return value
+    if tz is None:
+        raise TimestampError(
+            "timestamp has no zone and none was declared",
+            field=field,
+            value=text,
+            hint="declare the source zone with --tz (for example America/New_York)",
+        )
+    return value.replace(tzinfo=tz)
+
+
+def content_hash(data: bytes) -> str:
+    return "sha256:" + hashlib.sha256(data).hexdigest()
+
+
+def string(value: str) -> Literal:
+    return Literal(value)
+
+
+def integer(value: int) -> Literal:
+    return Literal(str(int(value)), datatype=XSD.integer)
+
+
+def decimal(
+    text: str | float | Decimal, *, field: str, positive: bool = False, non_negative: bool = False
+) -> Literal:
+    """An xsd:decimal; NaN, infinities and (when asked) negative values are InputErrors."""
+    try:
+        value = Decimal(str(text).strip())
+    except InvalidOperation:
+        raise InputError("not a number", field=field, value=text) from None
+    if not value.is_finite():
+        raise InputError("not a finite number", field=field, value=text)
+    if positive and value <= 0:
+        raise InputError("must be positive", field=field, value=text)
+    if non_negative and value < 0:
+        raise InputError("must not be negative", field=field, value=text)
+    return Literal(_plain(value), datatype=XSD.decimal)
+
+
+def _plain(value: Decimal) -> str:
+    text = format(value.normalize(), "f")
+    return text if "." in text else text + ".0"
+
+
+def double(value: float) -> Literal:
+    if not math.isfinite(value):
+        raise InputError("not a finite number", value=value)
+    return Literal(repr(float(value)), datatype=XSD.double)
+
+
+def date(value: dt.date) -> Literal:
+    return Literal(value.isoformat(), datatype=XSD.date)
+
+
+def datetime(value: dt.datetime) -> Literal:
+    if value.tzinfo is None:
+        raise TimestampError("timestamp has no zone", value=value.isoformat())
+    return Literal(value.isoformat(), datatype=XSD.dateTime)
+
+
+@dataclass
+class Quads:
+    """Quads of one named graph, built statement by statement."""
+
+    graph: NamedNode
+    items: list[Quad] = field(default_factory=list)
+
+    def add(self, s: NamedNode, p: NamedNode, o: NamedNode | Literal | None) -> Quads:
+        if o is not None:
+            self.items.append(Quad(s, p, o, self.graph))
+        return self
+
+    def source_document(
+        self, iri: NamedNode, *, data: bytes, source: str, media_type: str
+    ) -> Quads:
+        """A fkg:SourceDocument with its content hash, source (a URL or file URI) and media type.
+
+        A source that is not a valid IRI (a URL with spaces, say) is kept as a literal."""
+        try:
+            target: NamedNode | Literal = NamedNode(source)
+        except ValueError:
+            target = Literal(source)
+        return (
+            self.add(iri, RDF.type, FKG.SourceDocument)
+            .add(iri, FKG.contentHash, Literal(content_hash(data)))
+            .add(iri, DCTERMS.source, target)
+            .add(iri, FKG.mediaType, Literal(media_type))
+        )

@@ -1,0 +1,66 @@
+"""Companies from a CSV with `ticker, cik, name, sector, industry` (cik, sector and industry
+may be empty). One `fkg:Company` per ticker in the market graph."""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+from finkg.errors import InputError
+from finkg.kg.ingest import common
+from finkg.kg.ingest.core import IngestOptions, Item, Reject
+from finkg.kg.iri import mint
+from finkg.ontology.terms import FKG, RDF, RDFS
+
+COLUMNS = ("ticker", "name")
+
+
+def load(paths: Sequence[Path], options: IngestOptions) -> Iterator[Item | Reject]:
+    for path in paths:
+        try:
+            text = path.read_text(encoding="utf-8-sig")
+        except (OSError, UnicodeDecodeError) as e:
+            yield Reject(str(path), None, f"cannot read file: {e}")
+            continue
+        reader = csv.DictReader(io.StringIO(text))
+        header = [c.strip().lower() for c in reader.fieldnames or []]
+        missing = [c for c in COLUMNS if c not in header]
+        if missing:
+            yield Reject(
+                str(path),
+                1,
+                "missing columns: " + ", ".join(missing),
+                field="header",
+                value=",".join(reader.fieldnames or []),
+            )
+            continue
+        for line, row in enumerate(reader, start=2):
+            row = {k.strip().lower(): (v or "").strip() for k, v in row.items() if k}
+            try:
+                yield company(row, options, source=str(path), line=line)
+            except InputError as e:
+                yield Reject.of(e, source=str(path), line=line)
+
+
+def company(row: dict[str, str], options: IngestOptions, *, source: str, line: int) -> Item:
+    ticker = row.get("ticker", "").upper()
+    if not ticker:
+        raise InputError("missing field", field="ticker")
+    if not row.get("name"):
+        raise InputError("missing field", field="name")
+    cik = row.get("cik", "")
+    if cik and not cik.isdigit():
+        raise InputError("a CIK is digits", field="cik", value=cik)
+    node = mint("company", ticker, base=options.base)
+    q = common.Quads(options.graphs.market)
+    (
+        q.add(node, RDF.type, FKG.Company)
+        .add(node, RDFS.label, common.string(row["name"]))
+        .add(node, FKG.ticker, common.string(ticker))
+        .add(node, FKG.cik, common.string(cik.zfill(10)) if cik else None)
+        .add(node, FKG.sector, common.string(row["sector"]) if row.get("sector") else None)
+        .add(node, FKG.industry, common.string(row["industry"]) if row.get("industry") else None)
+    )
+    return Item(node, q.items, source, line)

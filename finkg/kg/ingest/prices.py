@@ -1,0 +1,155 @@
+"""Daily OHLCV bars from CSV: one file per ticker (the file stem is the ticker) or long
+format (a `Ticker` or `Symbol` column).
+
+Columns are matched case-insensitively: `Date, Open, High, Low, Close, Adj Close, Volume`
+(`Adj close` and extra columns are accepted; a missing `Adj Close` is taken as `Close`).
+`Date` is a session date (a `+00:00` suffix, as in the QQQ file, is ignored). Each bar is a
+`fkg:PriceBar` in the market graph, about the company of its ticker, available at that
+session's close on the XNYS calendar (early closes respected). A date that is not a session,
+a price that is missing, not finite or not positive, or a low above the open, close or high
+is rejected with its line; an empty file is rejected whole.
+"""
+
+from __future__ import annotations
+
+import csv
+import datetime as dt
+import io
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+from finkg.errors import InputError
+from finkg.kg.calendar import get_calendar
+from finkg.kg.ingest import common
+from finkg.kg.ingest.core import IngestOptions, Item, Reject
+from finkg.kg.iri import mint
+from finkg.ontology.terms import FKG, RDF
+
+REQUIRED = ("date", "open", "high", "low", "close")
+_ALIASES = {
+    "adj close": "adj_close",
+    "adj_close": "adj_close",
+    "adjclose": "adj_close",
+    "ticker": "ticker",
+    "symbol": "ticker",
+}
+
+
+def load(paths: Sequence[Path], options: IngestOptions) -> Iterator[Item | Reject]:
+    for path in paths:
+        yield from _file(path, options)
+
+
+def _file(path: Path, options: IngestOptions) -> Iterator[Item | Reject]:
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except (OSError, UnicodeDecodeError) as e:
+        yield Reject(str(path), None, f"cannot read file: {e}")
+        return
+    if not text.strip():
+        yield Reject(str(path), None, "empty file: no header and no bars")
+        return
+    reader = csv.DictReader(io.StringIO(text))
+    columns = {_column(c): c for c in reader.fieldnames or []}
+    missing = [c for c in REQUIRED if c not in columns]
+    if missing:
+        yield Reject(
+            str(path),
+            1,
+            "missing columns: " + ", ".join(missing),
+            field="header",
+            value=",".join(reader.fieldnames or []),
+        )
+        return
+    file_ticker = path.name.split(".")[0].upper()
+    rows = 0
+    for line, row in enumerate(reader, start=2):
+        rows += 1
+        try:
+            yield bar(
+                {k: row.get(v) for k, v in columns.items()},
+                options,
+                ticker=file_ticker,
+                source=str(path),
+                line=line,
+            )
+        except InputError as e:
+            yield Reject.of(e, source=str(path), line=line)
+    if rows == 0:
+        yield Reject(str(path), 2, "no bars after the header")
+
+
+def _column(name: str) -> str:
+    key = name.strip().lower()
+    return _ALIASES.get(key, key)
+
+
+def _session(text: str | None) -> dt.date:
+    if not text or not text.strip():
+        raise InputError("missing field", field="Date")
+    raw = text.strip()
+    try:
+        day = dt.date.fromisoformat(raw[:10])
+    except ValueError:
+        raise InputError("not a date (YYYY-MM-DD)", field="Date", value=raw) from None
+    if len(raw) > 10 and raw[10:] not in (
+        "+00:00",
+        " 00:00:00",
+        "T00:00:00",
+        " 00:00:00+00:00",
+        "T00:00:00+00:00",
+        "T00:00:00Z",
+    ):
+        raise InputError(
+            "a daily bar's Date is a session date, not a time", field="Date", value=raw
+        )
+    if not get_calendar().is_session(day):
+        raise InputError("not an XNYS session (weekend or holiday)", field="Date", value=raw)
+    return day
+
+
+def bar(
+    row: dict[str, str | None], options: IngestOptions, *, ticker: str, source: str, line: int
+) -> Item:
+    ticker = (row.get("ticker") or ticker).strip().upper()
+    day = _session(row.get("date"))
+    values = {}
+    for name in ("open", "high", "low", "close"):
+        if row.get(name) in (None, ""):
+            raise InputError("missing price", field=name.capitalize())
+        values[name] = common.decimal(row[name], field=name.capitalize(), positive=True)  # type: ignore[arg-type]
+    adj = row.get("adj_close")
+    values["adj_close"] = common.decimal(
+        adj if adj not in (None, "") else row["close"],  # type: ignore[arg-type]
+        field="Adj Close",
+        positive=True,
+    )
+    o, h, lo, c = (float(values[k].value) for k in ("open", "high", "low", "close"))
+    if not (lo <= min(o, c) and max(o, c) <= h):
+        raise InputError(
+            "inconsistent bar: need low <= open, close <= high",
+            field="Low/High",
+            value=f"O={o} H={h} L={lo} C={c}",
+        )
+    volume = row.get("volume")
+    node = mint("bar", ticker, day.isoformat(), base=options.base)
+    q = common.Quads(options.graphs.market)
+    (
+        q.add(node, RDF.type, FKG.PriceBar)
+        .add(node, FKG.about, mint("company", ticker, base=options.base))
+        .add(node, FKG.sessionDate, common.date(day))
+        .add(node, FKG.availableAt, common.datetime(get_calendar().bar_available_at(day)))
+        .add(node, FKG.open, values["open"])
+        .add(node, FKG.high, values["high"])
+        .add(node, FKG.low, values["low"])
+        .add(node, FKG.close, values["close"])
+        .add(node, FKG.adjClose, values["adj_close"])
+        .add(
+            node,
+            FKG.volume,
+            None
+            if volume in (None, "")
+            else common.decimal(volume, field="Volume", non_negative=True),
+        )  # type: ignore[arg-type]
+    )
+    return Item(node, q.items, source, line)
