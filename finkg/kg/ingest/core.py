@@ -124,9 +124,8 @@ def ingest(
             for chunk in _chunks(loader(paths, options), CHECK_CHUNK):
                 items = _accept(chunk, report, skip_bad)
                 present = existing(store, [i.key for i in items]) | seen
-                new = [i for i in items if i.key not in present]
-                report.skipped_existing += len(items) - len(new)
-                new = list({i.key: i for i in new}.values())  # a key repeated in the input: once
+                new = list({i.key: i for i in items if i.key not in present}.values())
+                report.skipped_existing += len(items) - len(new)  # in the store, or repeated
                 for item in _check_shapes(new, report, skip_bad):
                     ox.serialize(item.quads, out, format=ox.RdfFormat.N_QUADS)
                     keys.append((item.key, len(item.quads)))

@@ -1,0 +1,307 @@
+"""FAR-Trans CSVs: customers, assets, asset close prices and transactions.
+
+Files are recognized by their columns (names do not matter), and read in that order:
+
+- customer_information (customerID, customerType, riskLevel, investmentCapacity):
+  a `fkg:Customer` in the graph `users/{customerID}`;
+- asset_information (ISIN, assetName, assetCategory, assetSubCategory, sector, industry):
+  a `fkg:Asset` in the market graph;
+- close_prices (ISIN, timestamp, closePrice): a `fkg:PriceBar` (close only) about the asset;
+- transactions (customerID, ISIN, transactionID, transactionType, timestamp, totalValue,
+  units): a `fkg:Transaction` in `users/{customerID}`.
+
+Each customer's profile and transactions live in that customer's own named graph, so a
+query restricted to one customer's graph and the market graph cannot see anyone else.
+
+Time: FAR-Trans comes from a Greek bank; its timestamps are read in `--tz`, by default
+Europe/Athens. A date without a time is not an instant: it becomes available at the end of
+that day (the next midnight), marked `fkg:timeQuality "approximate"` with that rule, so that
+nothing dated D is visible to a decision taken on D.
+"""
+
+from __future__ import annotations
+
+import csv
+import datetime as dt
+import io
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from zoneinfo import ZoneInfo
+
+from pyoxigraph import Literal, NamedNode
+
+from finkg.errors import InputError
+from finkg.kg.ingest import common
+from finkg.kg.ingest.core import IngestOptions, Item, Reject
+from finkg.kg.iri import mint
+from finkg.ontology.terms import FKG, PROV, RDF, RDFS
+
+DEFAULT_TZ = ZoneInfo("Europe/Athens")
+KINDS = {
+    "customers": {"customerid", "customertype", "risklevel", "investmentcapacity"},
+    "assets": {"isin", "assetname", "assetcategory"},
+    "prices": {"isin", "timestamp", "closeprice"},
+    "transactions": {"customerid", "isin", "transactionid", "transactiontype", "timestamp"},
+}
+ORDER = ("customers", "assets", "prices", "transactions")
+
+
+@dataclass(frozen=True)
+class Stamp:
+    at: dt.datetime
+    quality: str
+    rule: str
+
+
+def load(paths: Sequence[Path], options: IngestOptions) -> Iterator[Item | Reject]:
+    tables: dict[str, list[tuple[Path, list[tuple[int, dict[str, str]]]]]] = {k: [] for k in ORDER}
+    for path in paths:
+        table = _read(path)
+        if isinstance(table, Reject):
+            yield table
+            continue
+        kind, rows = table
+        tables[kind].append((path, rows))
+    assets = {
+        row["isin"]: row.get("assetname", "") for _, rows in tables["assets"] for _, row in rows
+    }
+    customers = {row["customerid"] for _, rows in tables["customers"] for _, row in rows}
+    makers = {
+        "customers": customer,
+        "assets": asset,
+        "prices": close_price,
+        "transactions": transaction,
+    }
+    for kind in ORDER:
+        for path, rows in tables[kind]:
+            for line, row in rows:
+                try:
+                    yield makers[kind](
+                        row,
+                        options,
+                        known_assets=assets,
+                        known_customers=customers,
+                        source=path,
+                        line=line,
+                    )
+                except InputError as e:
+                    yield Reject.of(e, source=str(path), line=line)
+
+
+def _read(path: Path) -> tuple[str, list[tuple[int, dict[str, str]]]] | Reject:
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except (OSError, UnicodeDecodeError) as e:
+        return Reject(str(path), None, f"cannot read file: {e}")
+    if not text.strip():
+        return Reject(str(path), None, "empty file: no header and no rows")
+    reader = csv.DictReader(io.StringIO(text))
+    header = {c.strip().lower() for c in reader.fieldnames or []}
+    kind = next((k for k in ORDER if KINDS[k] <= header), None)
+    if kind is None:
+        return Reject(
+            str(path),
+            1,
+            "not a FAR-Trans table: columns match none of "
+            + "; ".join(f"{k} ({', '.join(sorted(v))})" for k, v in KINDS.items()),
+            field="header",
+            value=",".join(reader.fieldnames or []),
+        )
+    rows = [
+        (line, {k.strip().lower(): (v or "").strip() for k, v in row.items() if k is not None})
+        for line, row in enumerate(reader, start=2)
+    ]
+    return kind, rows
+
+
+def isin_ok(isin: str) -> bool:
+    """Whether `isin` has the ISIN form and a valid check digit (Luhn over its digits).
+
+    >>> isin_ok("US0378331005"), isin_ok("US0378331006")
+    (True, False)
+    """
+    if (
+        len(isin) != 12
+        or not isin[:2].isalpha()
+        or not isin[:2].isupper()
+        or not isin[-1].isdigit()
+    ):
+        return False
+    if not isin[2:11].isalnum() or isin != isin.upper():
+        return False
+    digits = "".join(str(int(c, 36)) for c in isin[:11])
+    total = 0
+    for i, d in enumerate(reversed(digits)):
+        n = int(d) * (2 if i % 2 == 0 else 1)
+        total += n - 9 if n > 9 else n
+    return (10 - total % 10) % 10 == int(isin[-1])
+
+
+def _isin(row: dict[str, str], known: dict[str, str] | None = None) -> str:
+    isin = row.get("isin", "").upper()
+    if not isin:
+        raise InputError("missing field", field="ISIN")
+    if not isin_ok(isin):
+        raise InputError("not a valid ISIN (form or check digit)", field="ISIN", value=isin)
+    if known and isin not in known:
+        raise InputError(
+            "unknown asset: not in the asset_information file of this ingest",
+            field="ISIN",
+            value=isin,
+        )
+    return isin
+
+
+def _customer_id(row: dict[str, str], known: set[str] | None = None) -> str:
+    cid = row.get("customerid", "")
+    if not cid:
+        raise InputError("missing field", field="customerID")
+    if known and cid not in known:
+        raise InputError(
+            "unknown customer: not in the customer_information file of this ingest",
+            field="customerID",
+            value=cid,
+        )
+    return cid
+
+
+def stamp(text: str, tz: ZoneInfo, *, field: str = "timestamp") -> Stamp:
+    """When a FAR-Trans row became knowable (see the module docstring)."""
+    text = text.strip()
+    if len(text) == 10:
+        try:
+            day = dt.date.fromisoformat(text)
+        except ValueError:
+            raise InputError("not a date (YYYY-MM-DD)", field=field, value=text) from None
+        end = dt.datetime.combine(day + dt.timedelta(days=1), dt.time(), tzinfo=tz)
+        return Stamp(
+            end,
+            "approximate",
+            f"date-only {field}: available at the end of that day (next midnight, {tz.key})",
+        )
+    at = common.zoned(text, tz=tz, field=field)
+    return Stamp(at, "exact", f"FAR-Trans {field} read as {tz.key}")
+
+
+def _source(
+    q: common.Quads, table: str, key: str, row: dict[str, str], path: Path, line: int, base: str
+) -> NamedNode:
+    doc = mint("source/fartrans", table, key, base=base)
+    data = "\x1f".join(f"{k}={v}" for k, v in sorted(row.items())).encode("utf-8")
+    q.source_document(
+        doc, data=data, source=f"{path.resolve().as_uri()}#row={line}", media_type="text/csv"
+    )
+    return doc
+
+
+def customer(
+    row: dict[str, str], options: IngestOptions, *, source: Path, line: int, **_: object
+) -> Item:
+    cid = _customer_id(row)
+    node = mint("customer", cid, base=options.base)
+    q = common.Quads(options.graphs.user(cid))
+    q.add(node, RDF.type, FKG.Customer).add(node, RDFS.label, Literal(f"customer {cid}"))
+    for column, prop in (
+        ("customertype", FKG.customerType),
+        ("risklevel", FKG.riskLevel),
+        ("investmentcapacity", FKG.investmentCapacity),
+    ):
+        q.add(node, prop, Literal(row[column]) if row.get(column) else None)
+    return Item(node, q.items, str(source), line)
+
+
+def asset(
+    row: dict[str, str], options: IngestOptions, *, source: Path, line: int, **_: object
+) -> Item:
+    isin = _isin(row)
+    node = mint("asset", isin, base=options.base)
+    q = common.Quads(options.graphs.market)
+    q.add(node, RDF.type, FKG.Asset).add(node, FKG.isin, Literal(isin))
+    q.add(node, RDFS.label, Literal(row["assetname"]) if row.get("assetname") else None)
+    for column, prop in (
+        ("assetcategory", FKG.assetCategory),
+        ("assetsubcategory", FKG.assetSubCategory),
+        ("sector", FKG.sector),
+        ("industry", FKG.industry),
+    ):
+        q.add(node, prop, Literal(row[column]) if row.get(column) else None)
+    return Item(node, q.items, str(source), line)
+
+
+def close_price(
+    row: dict[str, str],
+    options: IngestOptions,
+    *,
+    known_assets: dict[str, str],
+    source: Path,
+    line: int,
+    **_: object,
+) -> Item:
+    isin = _isin(row, known_assets)
+    when = stamp(row.get("timestamp", ""), options.tz or DEFAULT_TZ)
+    day = dt.date.fromisoformat(row["timestamp"][:10])
+    close = common.decimal(row.get("closeprice", ""), field="closePrice", positive=True)
+    node = mint("bar", isin, day.isoformat(), base=options.base)
+    q = common.Quads(options.graphs.market)
+    (
+        q.add(node, RDF.type, FKG.PriceBar)
+        .add(node, FKG.about, mint("asset", isin, base=options.base))
+        .add(node, FKG.sessionDate, common.date(day))
+        .add(node, FKG.availableAt, common.datetime(when.at))
+        .add(node, FKG.timeQuality, Literal(when.quality))
+        .add(node, FKG.timeRule, Literal(when.rule))
+        .add(node, FKG.close, close)
+        .add(node, FKG.adjClose, close)
+    )
+    return Item(node, q.items, str(source), line)
+
+
+def transaction(
+    row: dict[str, str],
+    options: IngestOptions,
+    *,
+    known_assets: dict[str, str],
+    known_customers: set[str],
+    source: Path,
+    line: int,
+    **_: object,
+) -> Item:
+    cid = _customer_id(row, known_customers)
+    isin = _isin(row, known_assets)
+    tid = row.get("transactionid", "")
+    if not tid:
+        raise InputError("missing field", field="transactionID")
+    kind = row.get("transactiontype", "").capitalize()
+    if kind not in ("Buy", "Sell"):
+        raise InputError(
+            "transactionType is Buy or Sell",
+            field="transactionType",
+            value=row.get("transactiontype"),
+        )
+    when = stamp(row.get("timestamp", ""), options.tz or DEFAULT_TZ)
+    value = common.decimal(row.get("totalvalue", ""), field="totalValue", non_negative=True)
+    units = common.decimal(row.get("units", ""), field="units", positive=True)
+    node = mint("transaction", tid, base=options.base)
+    q = common.Quads(options.graphs.user(cid))
+    doc = _source(q, "transactions", tid, row, source, line, options.base)
+    name = known_assets.get(isin) or isin
+    text = (
+        f"{kind} of {units.value} units of {name} ({isin}) for {value.value} "
+        f"on {row['timestamp']} by customer {cid}"
+    )
+    (
+        q.add(node, RDF.type, FKG.Transaction)
+        .add(node, FKG.customer, mint("customer", cid, base=options.base))
+        .add(node, FKG.about, mint("asset", isin, base=options.base))
+        .add(node, FKG.transactionType, Literal(kind))
+        .add(node, FKG.totalValue, value)
+        .add(node, FKG.units, units)
+        .add(node, FKG.text, Literal(text))
+        .add(node, FKG.availableAt, common.datetime(when.at))
+        .add(node, FKG.timeQuality, Literal(when.quality))
+        .add(node, FKG.timeRule, Literal(when.rule))
+        .add(node, FKG.sourceFamily, FKG.Personal)
+        .add(node, PROV.wasDerivedFrom, doc)
+    )
+    return Item(node, q.items, str(source), line)
