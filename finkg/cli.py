@@ -217,7 +217,7 @@ def _dataset(ctx: click.Context, graphs_option: str | None) -> list[Any] | str |
 
 
 @cli.command()
-@click.argument("query")
+@click.argument("query", required=False)
 @click.option(
     "--bind",
     "binds",
@@ -258,15 +258,19 @@ def query(
     --update is given.
 
     \b
-    finkg query evidence_before --bind company=https://w3id.org/finkg/id/company/ACME \\
+    finkg query evidence_before --bind company=https://w3id.org/finkg/id/company/ZQAW \\
         --bind before=2019-06-01T09:30:00-04:00
-    finkg query --list x
+    finkg query --list
     """
     if list_:
         for q in queries.catalog():
             inputs = " ".join(f"?{i.name}:{i.type}{'*' if i.many else ''}" for i in q.inputs)
             out.print(f"[bold]{q.name}[/] ({q.form}) {inputs}\n    {q.summary}")
         return
+    if not query:
+        raise click.UsageError(
+            "give a query (a packaged name, a .rq file or SPARQL text), or --list"
+        )
     named = queries.load(query) if not any(c in query for c in "{ ") else queries.parse(query)
     bindings = _parse_bindings(binds)
     if named.form == "update" and not update:

@@ -44,6 +44,15 @@ def test_every_write_changes_the_generation(store: BaseStore) -> None:
     assert list(store.quads(news)) == []
 
 
+def test_generation_grows_even_when_a_write_wipes_the_audit_graph(store: BaseStore) -> None:
+    """Regression: counting commits let `DELETE WHERE { GRAPH ?g { ?s ?p ?o } }` take the
+    generation back to 1, so an index built at generation 1 looked current."""
+    store.write(add=[q("a", "1", store.graphs.news)], note="one")
+    assert store.generation() == 1
+    store.update("DELETE WHERE { GRAPH ?g { ?s ?p ?o } }", note="wipe everything")
+    assert store.generation() == 2
+
+
 def test_an_empty_write_writes_nothing(store: BaseStore) -> None:
     assert store.write(add=[], note="nothing") is None
     assert store.generation() == 0

@@ -29,11 +29,19 @@ from finkg.demo.universe import MARKET_NAME, SECTORS, Company, isin, stream
 CUSTOMER_TYPES, CUSTOMER_P = ("Mass", "Premium", "Professional"), (0.6, 0.3, 0.1)
 RISK_LEVELS = ("Conservative", "Income", "Balanced", "Aggressive")
 CAPACITIES = ("CAP_LT30K", "CAP_30K_80K", "CAP_80K_300K", "CAP_GT300K")
-TICKET = {"CAP_LT30K": (500, 3000), "CAP_30K_80K": (2000, 8000),
-          "CAP_80K_300K": (5000, 25000), "CAP_GT300K": (20000, 100000)}
+TICKET = {
+    "CAP_LT30K": (500, 3000),
+    "CAP_30K_80K": (2000, 8000),
+    "CAP_80K_300K": (5000, 25000),
+    "CAP_GT300K": (20000, 100000),
+}
 CATEGORIES = ("Stock", "Bond", "MTF")
-CATEGORY_MIX = {"Conservative": (0.2, 0.5, 0.3), "Income": (0.35, 0.4, 0.25),
-                "Balanced": (0.55, 0.2, 0.25), "Aggressive": (0.8, 0.05, 0.15)}
+CATEGORY_MIX = {
+    "Conservative": (0.2, 0.5, 0.3),
+    "Income": (0.35, 0.4, 0.25),
+    "Balanced": (0.55, 0.2, 0.25),
+    "Aggressive": (0.8, 0.05, 0.15),
+}
 SELL_SHARE = 0.3
 
 
@@ -66,25 +74,34 @@ class Customer:
 def make_assets(seed: int, companies: Sequence[Company], panel: PricePanel, n: int) -> list[Asset]:
     """The companies' stocks, the market ETF, three funds and four bonds."""
     rng = stream(seed, "fartrans-assets")
-    out = [Asset(c.isin, c.name, "Stock", "", c.sector, c.industry, panel.stocks[c.ticker].close)
-           for c in companies]
+    out = [
+        Asset(c.isin, c.name, "Stock", "", c.sector, c.industry, panel.stocks[c.ticker].close)
+        for c in companies
+    ]
     out.append(Asset(isin("ZZF00000001"), MARKET_NAME, "MTF", "Equity", "", "", panel.market.close))
 
     def walk(start: float, vol: float, drift: float = 0.0) -> np.ndarray:
         return np.round(start * np.cumprod(1 + rng.normal(drift, vol, n)), 4)
 
-    funds = (("ZQ Global Bond Fund (synthetic)", "Bond", 0.003),
-             ("ZQ Money Market Fund (synthetic)", "Money Market", 0.0002),
-             ("ZQ Balanced Allocation Fund (synthetic)", "Balanced", 0.006))
+    funds = (
+        ("ZQ Global Bond Fund (synthetic)", "Bond", 0.003),
+        ("ZQ Money Market Fund (synthetic)", "Money Market", 0.0002),
+        ("ZQ Balanced Allocation Fund (synthetic)", "Balanced", 0.006),
+    )
     for k, (name, sub, vol) in enumerate(funds, start=2):
         out.append(Asset(isin(f"ZZF{k:08d}"), name, "MTF", sub, "", "", walk(10.0, vol, 0.0001)))
-    bonds = [("Republic of Examplia 2.50% 2029 (synthetic)", "Government", "Sovereign", ""),
-             ("Republic of Examplia 1.75% 2025 (synthetic)", "Government", "Sovereign", "")]
-    bonds += [(f"{c.short} 4.25% 2027 Notes (synthetic)", "Corporate", "Corporate", c.industry)
-              for c in companies[:2]]
+    bonds = [
+        ("Republic of Examplia 2.50% 2029 (synthetic)", "Government", "Sovereign", ""),
+        ("Republic of Examplia 1.75% 2025 (synthetic)", "Government", "Sovereign", ""),
+    ]
+    bonds += [
+        (f"{c.short} 4.25% 2027 Notes (synthetic)", "Corporate", "Corporate", c.industry)
+        for c in companies[:2]
+    ]
     for k, (name, sub, sector, industry) in enumerate(bonds, start=1):
-        out.append(Asset(isin(f"ZZB{k:08d}"), name, "Bond", sub, sector, industry,
-                         walk(100.0, 0.002)))
+        out.append(
+            Asset(isin(f"ZZB{k:08d}"), name, "Bond", sub, sector, industry, walk(100.0, 0.002))
+        )
     return out
 
 
@@ -95,17 +112,26 @@ def make_customers(seed: int, n: int) -> list[Customer]:
         risk = str(rng.choice(RISK_LEVELS))
         k = int(rng.integers(1, 3))
         preferred = tuple(sorted(rng.choice(SECTORS, size=k, replace=False).tolist()))
-        out.append(Customer(
-            customer_id=rng.bytes(10).hex().upper(),
-            customer_type=str(rng.choice(CUSTOMER_TYPES, p=CUSTOMER_P)), risk_level=risk,
-            capacity=str(rng.choice(CAPACITIES, p=(0.55, 0.25, 0.15, 0.05))),
-            predicted=bool(rng.random() < 1 / 6), preferred=preferred,
-        ))
+        out.append(
+            Customer(
+                customer_id=rng.bytes(10).hex().upper(),
+                customer_type=str(rng.choice(CUSTOMER_TYPES, p=CUSTOMER_P)),
+                risk_level=risk,
+                capacity=str(rng.choice(CAPACITIES, p=(0.55, 0.25, 0.15, 0.05))),
+                predicted=bool(rng.random() < 1 / 6),
+                preferred=preferred,
+            )
+        )
     return out
 
 
-def make_transactions(seed: int, customers: Sequence[Customer], assets: Sequence[Asset],
-                      days: Sequence[str], preferred_share: float) -> list[list[str]]:
+def make_transactions(
+    seed: int,
+    customers: Sequence[Customer],
+    assets: Sequence[Asset],
+    days: Sequence[str],
+    preferred_share: float,
+) -> list[list[str]]:
     """Transaction rows (without IDs yet): customer, ISIN, type, date, value, units."""
     rng = stream(seed, "fartrans-transactions")
     n = len(days)
@@ -131,36 +157,74 @@ def make_transactions(seed: int, customers: Sequence[Customer], assets: Sequence
             day = int(rng.integers(0, n))
             price = float(asset.prices[day])
             value = rng.uniform(*TICKET[cu.capacity])
-            units = (float(max(1, math.floor(value / price))) if cat == 0
-                     else round(value / price, 3))
+            units = (
+                float(max(1, math.floor(value / price))) if cat == 0 else round(value / price, 3)
+            )
             rows.append((cu.customer_id, asset.isin, "Buy", day, round(units * price, 2), units))
             if day < n - 1 and rng.random() < SELL_SHARE:
                 later = int(rng.integers(day + 1, n))
-                sold = units if rng.random() < 0.5 else (
-                    float(max(1, units // 2)) if cat == 0 else round(units / 2, 3))
-                rows.append((cu.customer_id, asset.isin, "Sell", later,
-                             round(sold * float(asset.prices[later]), 2), sold))
+                sold = (
+                    units
+                    if rng.random() < 0.5
+                    else (float(max(1, units // 2)) if cat == 0 else round(units / 2, 3))
+                )
+                rows.append(
+                    (
+                        cu.customer_id,
+                        asset.isin,
+                        "Sell",
+                        later,
+                        round(sold * float(asset.prices[later]), 2),
+                        sold,
+                    )
+                )
     rows.sort(key=lambda r: (r[3], r[0], r[1], r[2]))
-    return [[cid, code, kind, days[d], repr(value), repr(units)]
-            for cid, code, kind, d, value, units in rows]
+    return [
+        [cid, code, kind, days[d], repr(value), repr(units)]
+        for cid, code, kind, d, value, units in rows
+    ]
 
 
-def write_fartrans(folder: Path, *, customers: Sequence[Customer], assets: Sequence[Asset],
-                   transactions: Sequence[list[str]], days: Sequence[str]) -> None:
+def write_fartrans(
+    folder: Path,
+    *,
+    customers: Sequence[Customer],
+    assets: Sequence[Asset],
+    transactions: Sequence[list[str]],
+    days: Sequence[str],
+) -> None:
     folder.mkdir(parents=True, exist_ok=True)
-    _csv(folder / "customer_information.csv",
-         ["customerID", "customerType", "riskLevel", "investmentCapacity"],
-         [c.row for c in customers])
-    _csv(folder / "asset_information.csv",
-         ["ISIN", "assetName", "assetCategory", "assetSubCategory", "sector", "industry"],
-         [[a.isin, a.name, a.category, a.subcategory, a.sector, a.industry] for a in assets])
-    _csv(folder / "close_prices.csv", ["ISIN", "timestamp", "closePrice"],
-         [[a.isin, d, repr(float(p))] for a in assets for d, p in zip(days, a.prices, strict=True)])
-    _csv(folder / "transactions.csv",
-         ["customerID", "ISIN", "transactionID", "transactionType", "timestamp", "totalValue",
-          "units"],
-         [[cid, code, str(k), kind, day, value, units]
-          for k, (cid, code, kind, day, value, units) in enumerate(transactions, start=1)])
+    _csv(
+        folder / "customer_information.csv",
+        ["customerID", "customerType", "riskLevel", "investmentCapacity"],
+        [c.row for c in customers],
+    )
+    _csv(
+        folder / "asset_information.csv",
+        ["ISIN", "assetName", "assetCategory", "assetSubCategory", "sector", "industry"],
+        [[a.isin, a.name, a.category, a.subcategory, a.sector, a.industry] for a in assets],
+    )
+    _csv(
+        folder / "close_prices.csv",
+        ["ISIN", "timestamp", "closePrice"],
+        [[a.isin, d, repr(float(p))] for a in assets for d, p in zip(days, a.prices, strict=True)],
+    )
+    _csv(
+        folder / "transactions.csv",
+        [
+            "customerID",
+            "ISIN",
+            "transactionID",
+            "transactionType",
+            "timestamp",
+            "totalValue",
+            "units",
+        ],
+        [
+            [cid, code, str(k), kind, day, value, units]
+            for k, (cid, code, kind, day, value, units) in enumerate(transactions, start=1)
+        ],
+    )
 
 
 def _csv(path: Path, header: list[str], rows: Sequence[Sequence[str]]) -> None:

@@ -63,8 +63,9 @@ def quarter_ends(first: date, last: date) -> list[date]:
         y, q = (y + 1, 1) if q == 4 else (y, q + 1)
 
 
-def plan_filings(*, seed: int, companies: Sequence[Company], sessions: Sessions,
-                 extra_8k_per_session: float) -> list[Filing]:
+def plan_filings(
+    *, seed: int, companies: Sequence[Company], sessions: Sessions, extra_8k_per_session: float
+) -> list[Filing]:
     """Every filing of every company, each with its text, in company then time order."""
     rng = stream(seed, "filings")
     out: list[Filing] = []
@@ -73,8 +74,9 @@ def plan_filings(*, seed: int, companies: Sequence[Company], sessions: Sessions,
     return out
 
 
-def _company_filings(rng: np.random.Generator, c: Company, sessions: Sessions,
-                     rate: float) -> list[Filing]:
+def _company_filings(
+    rng: np.random.Generator, c: Company, sessions: Sessions, rate: float
+) -> list[Filing]:
     days = np.array(sessions.days, dtype="datetime64[D]")
     n = len(days)
     quarters = quarter_ends(sessions.days[0] - timedelta(days=800), sessions.days[-1])
@@ -87,11 +89,22 @@ def _company_filings(rng: np.random.Generator, c: Company, sessions: Sessions,
         target = np.datetime64(q + timedelta(days=int(rng.integers(18, 39))))
         earn = int(np.searchsorted(days, target)) if target >= days[0] else -n
         after = rng.random() < 0.7
-        secs = int(rng.integers(16 * 3600 + 60, 16 * 3600 + 45 * 60) if after
-                   else rng.integers(6 * 3600 + 1800, 9 * 3600))
+        secs = int(
+            rng.integers(16 * 3600 + 60, 16 * 3600 + 45 * 60)
+            if after
+            else rng.integers(6 * 3600 + 1800, 9 * 3600)
+        )
         if 1 <= earn <= n - 2:
-            plan.append((earn, secs, "8-K", "2.02,9.01",
-                         str(rng.choice(EARNINGS_GUIDANCE, p=EARNINGS_P)), q))
+            plan.append(
+                (
+                    earn,
+                    secs,
+                    "8-K",
+                    "2.02,9.01",
+                    str(rng.choice(EARNINGS_GUIDANCE, p=EARNINGS_P)),
+                    q,
+                )
+            )
         form = "10-K" if q.month == 12 else "10-Q"
         idx = earn + int(rng.integers(*PERIODIC_LAG[form]))
         secs = int(rng.integers(6 * 3600, 17 * 3600 + 20 * 60))
@@ -100,14 +113,23 @@ def _company_filings(rng: np.random.Generator, c: Company, sessions: Sessions,
     for _ in range(int(rng.poisson(rate * n))):
         items = str(rng.choice(EXTRA_ITEMS, p=EXTRA_P))
         guidance = str(rng.choice(UPDATE_GUIDANCE, p=UPDATE_P)) if "7.01" in items else "none"
-        plan.append((int(rng.integers(1, n - 1)), int(rng.integers(6 * 3600, 17 * 3600 + 1500)),
-                     "8-K", items, guidance, None))
+        plan.append(
+            (
+                int(rng.integers(1, n - 1)),
+                int(rng.integers(6 * 3600, 17 * 3600 + 1500)),
+                "8-K",
+                items,
+                guidance,
+                None,
+            )
+        )
     plan.sort(key=lambda p: (p[0], p[1]))
     if not plan:
         return []
 
     wall = days[[p[0] for p in plan]].astype("datetime64[s]") + np.array(
-        [p[1] for p in plan], dtype="timedelta64[s]")
+        [p[1] for p in plan], dtype="timedelta64[s]"
+    )
     pred = sessions.prediction_index(wall)
     stamps = as_wall_strings(wall, sep="T")
     out, seq, names = [], {}, set()
@@ -120,8 +142,11 @@ def _company_filings(rng: np.random.Generator, c: Company, sessions: Sessions,
         known = q or max(x for x in quarters if x + timedelta(days=20) <= day)
         facts = _facts(rng, c, day, q, known, guidance, revenue, margin, shares)
         item_list = items.split(",") if items else []
-        body = (F.body_8k(c, item_list, facts) if form == "8-K" else
-                F.body_periodic(c, form, facts, _annual(revenue, known)))
+        body = (
+            F.body_8k(c, item_list, facts)
+            if form == "8-K"
+            else F.body_periodic(c, form, facts, _annual(revenue, known))
+        )
         slug = {"8-K": "8k", "10-Q": "10q", "10-K": "10k"}[form]
         primary = f"{c.ticker.lower()}-{slug}_{day:%Y%m%d}.txt"
         if primary in names:
@@ -129,14 +154,34 @@ def _company_filings(rng: np.random.Generator, c: Company, sessions: Sessions,
         names.add(primary)
         report = (q if q and form != "8-K" else day).isoformat()
         film = f"{yy:02d}{int(rng.integers(100000, 999999))}"
-        text = F.sgml(c=c, accession=accession, form=form, items=item_list, acceptance=accepted,
-                      filing_date=day.isoformat(), report_date=report, film=film,
-                      primary=primary, body=body)
-        out.append(Filing(
-            ticker=c.ticker, accession=accession, form=form, items=items, acceptance=accepted,
-            filing_date=day.isoformat(), report_date=report, prediction_index=int(pred[k]),
-            guidance=guidance, primary_document=primary, film=film, text=text,
-        ))
+        text = F.sgml(
+            c=c,
+            accession=accession,
+            form=form,
+            items=item_list,
+            acceptance=accepted,
+            filing_date=day.isoformat(),
+            report_date=report,
+            film=film,
+            primary=primary,
+            body=body,
+        )
+        out.append(
+            Filing(
+                ticker=c.ticker,
+                accession=accession,
+                form=form,
+                items=items,
+                acceptance=accepted,
+                filing_date=day.isoformat(),
+                report_date=report,
+                prediction_index=int(pred[k]),
+                guidance=guidance,
+                primary_document=primary,
+                film=film,
+                text=text,
+            )
+        )
     return out
 
 
@@ -145,8 +190,17 @@ def _annual(revenue: dict[date, float], q: date) -> tuple[float, float]:
     return sum(revenue[k] for k in keys[-4:]), sum(revenue[k] for k in keys[-8:-4])
 
 
-def _facts(rng: np.random.Generator, c: Company, day: date, q: date | None, known: date,
-           guidance: str, revenue: dict[date, float], margin: float, shares: float) -> F.Facts:
+def _facts(
+    rng: np.random.Generator,
+    c: Company,
+    day: date,
+    q: date | None,
+    known: date,
+    guidance: str,
+    revenue: dict[date, float],
+    margin: float,
+    shares: float,
+) -> F.Facts:
     keys = sorted(revenue)
     rev = revenue[known]
     prior = revenue[keys[max(0, keys.index(known) - 4)]]
@@ -157,11 +211,18 @@ def _facts(rng: np.random.Generator, c: Company, day: date, q: date | None, know
     now = (round(before[0] * (1 + move)), round(before[1] * (1 + move)))
     eps_year = 4 * ni / shares * (1 + move)
     return F.Facts(
-        event_day=day, quarter_end=q or known, revenue=round(rev, 1),
-        revenue_prior=round(prior, 1), net_income=round(ni, 1), eps=round(ni / shares, 2),
+        event_day=day,
+        quarter_end=q or known,
+        revenue=round(rev, 1),
+        revenue_prior=round(prior, 1),
+        net_income=round(ni, 1),
+        eps=round(ni / shares, 2),
         gross_margin=round(margin + rng.normal(0, 1.5), 1),
         cash=round(rev * rng.uniform(0.5, 2.5), 1),
-        guidance=guidance, fiscal_year=day.year, range_now=now, range_before=before,
+        guidance=guidance,
+        fiscal_year=day.year,
+        range_now=now,
+        range_before=before,
         eps_range=(round(eps_year * 0.97, 2), round(eps_year * 1.03, 2)),
         person=PERSONS[rng.integers(len(PERSONS))],
         counterparty=TARGETS[rng.integers(len(TARGETS))],
@@ -169,8 +230,15 @@ def _facts(rng: np.random.Generator, c: Company, day: date, q: date | None, know
     )
 
 
-def guidance_shocks(filings: Sequence[Filing], tickers: Sequence[str], n: int, *,
-                    day1: float, drift: float, drift_sessions: int) -> np.ndarray:
+def guidance_shocks(
+    filings: Sequence[Filing],
+    tickers: Sequence[str],
+    n: int,
+    *,
+    day1: float,
+    drift: float,
+    drift_sessions: int,
+) -> np.ndarray:
     """The planted residual shocks: ``day1`` on P, then ``drift`` spread over P+1..P+k."""
     col = {t: j for j, t in enumerate(tickers)}
     out = np.zeros((n, len(tickers)))
@@ -179,7 +247,7 @@ def guidance_shocks(filings: Sequence[Filing], tickers: Sequence[str], n: int, *
         if s:
             p, j = f.prediction_index, col[f.ticker]
             out[p, j] += s * day1
-            out[p + 1:p + 1 + drift_sessions, j] += s * drift / drift_sessions
+            out[p + 1 : p + 1 + drift_sessions, j] += s * drift / drift_sessions
     return out
 
 
@@ -187,10 +255,18 @@ def submissions(c: Company, filings: Sequence[Filing]) -> dict:
     """The EDGAR submissions JSON of one company (keys in EDGAR's order)."""
     rows = sorted(filings, key=lambda f: f.acceptance, reverse=True)
     sic, sic_desc = c.sic
-    address = {"street1": F.street(c).upper(), "street2": None, "city": c.city.upper(),
-               "stateOrCountry": c.state, "zipCode": F.zip_code(c),
-               "stateOrCountryDescription": c.state, "isForeignLocation": 0,
-               "foreignStateTerritory": None, "country": None, "countryCode": None}
+    address = {
+        "street1": F.street(c).upper(),
+        "street2": None,
+        "city": c.city.upper(),
+        "stateOrCountry": c.state,
+        "zipCode": F.zip_code(c),
+        "stateOrCountryDescription": c.state,
+        "isForeignLocation": 0,
+        "foreignStateTerritory": None,
+        "country": None,
+        "countryCode": None,
+    }
     recent = {
         "accessionNumber": [f.accession for f in rows],
         "filingDate": [f.filing_date for f in rows],
@@ -209,16 +285,29 @@ def submissions(c: Company, filings: Sequence[Filing]) -> dict:
         "primaryDocDescription": [f.form for f in rows],
     }
     return {
-        "cik": c.cik10, "entityType": "operating", "sic": sic, "sicDescription": sic_desc,
-        "ownerOrg": OWNER_ORG[c.sector], "insiderTransactionForOwnerExists": 0,
-        "insiderTransactionForIssuerExists": 1, "name": c.name, "tickers": [c.ticker],
-        "exchanges": ["Nasdaq"], "ein": F.ein(c), "lei": None,
+        "cik": c.cik10,
+        "entityType": "operating",
+        "sic": sic,
+        "sicDescription": sic_desc,
+        "ownerOrg": OWNER_ORG[c.sector],
+        "insiderTransactionForOwnerExists": 0,
+        "insiderTransactionForIssuerExists": 1,
+        "name": c.name,
+        "tickers": [c.ticker],
+        "exchanges": ["Nasdaq"],
+        "ein": F.ein(c),
+        "lei": None,
         "description": "Synthetic company generated by finkg.demo; not a real registrant.",
-        "website": "", "investorWebsite": "", "category": "Large accelerated filer",
-        "fiscalYearEnd": "1231", "stateOfIncorporation": "DE",
+        "website": "",
+        "investorWebsite": "",
+        "category": "Large accelerated filer",
+        "fiscalYearEnd": "1231",
+        "stateOfIncorporation": "DE",
         "stateOfIncorporationDescription": "DE",
         "addresses": {"mailing": address, "business": {**address, "isForeignLocation": None}},
-        "phone": F.phone(c), "flags": "", "formerNames": [],
+        "phone": F.phone(c),
+        "flags": "",
+        "formerNames": [],
         "filings": {"recent": recent, "files": []},
     }
 

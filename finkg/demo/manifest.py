@@ -124,13 +124,19 @@ class WorldManifest(_Model):
         """Read ``folder/world.json``."""
         path = Path(folder) / MANIFEST_NAME
         if not path.is_file():
-            raise InputError("no world manifest here", source=path,
-                             hint="build one with finkg.demo.world.build_world(folder)")
+            raise InputError(
+                "no world manifest here",
+                source=path,
+                hint="build one with finkg.demo.world.build_world(folder)",
+            )
         try:
             return cls.model_validate_json(path.read_bytes())
         except ValueError as exc:
-            raise InputError(f"not a world manifest: {exc}", source=path,
-                             hint="rebuild the world with build_world") from exc
+            raise InputError(
+                f"not a world manifest: {exc}",
+                source=path,
+                hint="rebuild the world with build_world",
+            ) from exc
 
 
 def hash_files(folder: Path) -> tuple[FileEntry, ...]:
@@ -140,6 +146,7 @@ def hash_files(folder: Path) -> tuple[FileEntry, ...]:
         rel = path.relative_to(folder).as_posix()
         if path.is_file() and rel != MANIFEST_NAME:
             data = path.read_bytes()
-            out.append(FileEntry(path=rel, sha256=hashlib.sha256(data).hexdigest(),
-                                 bytes=len(data)))
+            out.append(
+                FileEntry(path=rel, sha256=hashlib.sha256(data).hexdigest(), bytes=len(data))
+            )
     return tuple(out)

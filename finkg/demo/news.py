@@ -49,10 +49,17 @@ class NewsItem:
     duplicate_kind: str | None = None  # None (original), "exact" or "near"
 
     def line(self) -> str:
-        return json.dumps({
-            "symbol": self.symbol, "publishedDate": self.published, "title": self.title,
-            "image": self.image, "site": self.site, "text": self.text, "url": self.url,
-        })
+        return json.dumps(
+            {
+                "symbol": self.symbol,
+                "publishedDate": self.published,
+                "title": self.title,
+                "image": self.image,
+                "site": self.site,
+                "text": self.text,
+                "url": self.url,
+            }
+        )
 
 
 def plan_news(
@@ -92,28 +99,40 @@ def plan_news(
     stamps = as_wall_strings(wall)
 
     items = [
-        _compose(rng, k, companies[ticker[k]], stamps[k], int(pred[k]),
-                 T.TONES[tone[k]], T.FLAVOURS[flavour[k]])
+        _compose(
+            rng,
+            k,
+            companies[ticker[k]],
+            stamps[k],
+            int(pred[k]),
+            T.TONES[tone[k]],
+            T.FLAVOURS[flavour[k]],
+        )
         for k in range(n)
     ]
     picks = rng.permutation(n)
     n_exact, n_near = max(1, round(exact_share * n)), max(1, round(near_share * n))
-    copies = [replace(items[k], duplicate_of=items[k].url, duplicate_kind="exact")
-              for k in picks[:n_exact]]
+    copies = [
+        replace(items[k], duplicate_of=items[k].url, duplicate_kind="exact")
+        for k in picks[:n_exact]
+    ]
     rewrites = []
-    for k in picks[n_exact:n_exact + n_near]:
+    for k in picks[n_exact : n_exact + n_near]:
         later = wall[k] + np.timedelta64(int(rng.integers(10, 241)), "m")
         p = int(sessions.prediction_index(np.array([later]))[0])
         if p < len(sessions):
             rewrites.append(_rewrite(rng, items[k], as_wall_strings(np.array([later]))[0], p))
     everything = items + copies + rewrites
-    order = sorted(range(len(everything)), key=lambda i: (
-        everything[i].published, everything[i].symbol, everything[i].url, i))
+    order = sorted(
+        range(len(everything)),
+        key=lambda i: (everything[i].published, everything[i].symbol, everything[i].url, i),
+    )
     return [everything[i] for i in order]
 
 
-def news_shocks(items: Sequence[NewsItem], tickers: Sequence[str], n: int,
-                effect: float) -> np.ndarray:
+def news_shocks(
+    items: Sequence[NewsItem], tickers: Sequence[str], n: int, effect: float
+) -> np.ndarray:
     """The planted 1D residual shocks: +effect / -effect on P for positive / negative originals."""
     col = {t: j for j, t in enumerate(tickers)}
     out = np.zeros((n, len(tickers)))
@@ -136,20 +155,28 @@ def _slug(title: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", title.lower()).strip("-")[:72].rstrip("-")
 
 
-def _compose(rng: np.random.Generator, k: int, c: Company, published: str, pred: int,
-             tone: str, flavour: str) -> NewsItem:
+def _compose(
+    rng: np.random.Generator, k: int, c: Company, published: str, pred: int, tone: str, flavour: str
+) -> NewsItem:
     day = date.fromisoformat(published[:10])
     month = day.month
     values = {
-        "short": c.short, "ticker": c.ticker, "industry": c.industry, "city": c.city,
-        "state": c.state, "pct": f"{rng.uniform(1.5, 24.0):.1f}",
-        "pct2": f"{rng.uniform(2.0, 15.0):.1f}", "eps": f"{rng.uniform(0.12, 3.5):.2f}",
-        "amt": str(int(rng.integers(5, 900))), "q": str((month - 1) // 3 or 4),
+        "short": c.short,
+        "ticker": c.ticker,
+        "industry": c.industry,
+        "city": c.city,
+        "state": c.state,
+        "pct": f"{rng.uniform(1.5, 24.0):.1f}",
+        "pct2": f"{rng.uniform(2.0, 15.0):.1f}",
+        "eps": f"{rng.uniform(0.12, 3.5):.2f}",
+        "amt": str(int(rng.integers(5, 900))),
+        "q": str((month - 1) // 3 or 4),
         "when": _long_date(day + timedelta(days=int(rng.integers(5, 26)))),
         "person": T.PERSONS[rng.integers(len(T.PERSONS))],
         "target": T.TARGETS[rng.integers(len(T.TARGETS))],
         "place": T.PLACES[rng.integers(len(T.PLACES))],
-        "staff": f"{(c.cik % 97 + 3) * 150:,}", "founded": str(1950 + c.cik % 61),
+        "staff": f"{(c.cik % 97 + 3) * 150:,}",
+        "founded": str(1950 + c.cik % 61),
     }
     options = T.TEMPLATES[(flavour, tone)]
     headline, lead = options[rng.integers(len(options))]
@@ -165,11 +192,16 @@ def _compose(rng: np.random.Generator, k: int, c: Company, published: str, pred:
     title = headline.format(**values)
     slug = _slug(title)
     return NewsItem(
-        symbol=c.ticker, published=published, title=title, site=site,
+        symbol=c.ticker,
+        published=published,
+        title=title,
+        site=site,
         text=" ".join(body).format(**values),
         url=f"https://{site}/news/{published[:10].replace('-', '/')}/{slug}-{k:06d}",
         image=f"https://images.{site}/news/{slug}-{published[:10].replace('-', '')}.jpg",
-        tone=tone, flavour=flavour, prediction_index=pred,
+        tone=tone,
+        flavour=flavour,
+        prediction_index=pred,
     )
 
 
@@ -181,8 +213,14 @@ def _rewrite(rng: np.random.Generator, orig: NewsItem, published: str, pred: int
     slug = _slug(title)
     stamp = published[:10]
     return replace(
-        orig, published=published, title=title, site=site, text=text,
+        orig,
+        published=published,
+        title=title,
+        site=site,
+        text=text,
         url=f"https://{site}/news/{stamp.replace('-', '/')}/{slug}-r{orig.url[-6:]}",
         image=f"https://images.{site}/news/{slug}-{stamp.replace('-', '')}.jpg",
-        prediction_index=pred, duplicate_of=orig.url, duplicate_kind="near",
+        prediction_index=pred,
+        duplicate_of=orig.url,
+        duplicate_kind="near",
     )

@@ -119,10 +119,12 @@ def _bars(
     close = np.round(raw, 2)
     open_ = np.round(prev * (1.0 + gap) - div, 2)
     spread = np.abs(rng.normal(0.0, 0.007, (2, n)))
-    high = np.maximum(np.round(np.maximum(open_, close) * (1.0 + spread[0]), 2),
-                      np.maximum(open_, close))
-    low = np.minimum(np.round(np.minimum(open_, close) * (1.0 - spread[1]), 2),
-                     np.minimum(open_, close))
+    high = np.maximum(
+        np.round(np.maximum(open_, close) * (1.0 + spread[0]), 2), np.maximum(open_, close)
+    )
+    low = np.minimum(
+        np.round(np.minimum(open_, close) * (1.0 - spread[1]), 2), np.minimum(open_, close)
+    )
     low = np.maximum(low, 0.01)
     factor = np.ones(n)
     for e, amount in zip(ex_dates, amounts, strict=True):
@@ -134,7 +136,15 @@ def _bars(
 
 def write_csv(path: Path, days: Sequence[str], bars: Bars) -> None:
     """Write one instrument's bars as the real per-ticker CSV (CRLF, like the shared files)."""
-    cols = zip(days, bars.open.tolist(), bars.high.tolist(), bars.low.tolist(),
-               bars.close.tolist(), bars.adj_close.tolist(), bars.volume.tolist(), strict=True)
+    cols = zip(
+        days,
+        bars.open.tolist(),
+        bars.high.tolist(),
+        bars.low.tolist(),
+        bars.close.tolist(),
+        bars.adj_close.tolist(),
+        bars.volume.tolist(),
+        strict=True,
+    )
     lines = [HEADER] + [f"{d},{o!r},{h!r},{lo!r},{c!r},{a!r},{v}" for d, o, h, lo, c, a, v in cols]
     path.write_bytes(("\r\n".join(lines) + "\r\n").encode())

@@ -8,8 +8,9 @@
   Store Protocol loads (the Oxigraph server started by `finkg serve`, or any other engine).
 
 Every write goes through `write()` (or `update()`, `load()`), which records one `fkg:Commit`
-in the audit graph in the same transaction as the data; the store's `generation()` is the
-number of commits, so it changes on every write and indexes can tell when they are stale.
+in the audit graph in the same transaction as the data, numbered one above the generation
+before it; the store's `generation()` is the highest number, so it grows on every write and
+indexes can tell when they are stale.
 
 >>> store = open_store(None)
 >>> store.generation()
@@ -54,6 +55,7 @@ class Commit:
     note: str
     quad_count: int | None  # None for SPARQL updates, whose effect is not counted
     at: dt.datetime
+    sequence: int  # the store generation this commit makes
 
 
 @runtime_checkable
@@ -129,7 +131,10 @@ class BaseStore(ABC):
         return record
 
     def generation(self) -> int:
-        """The number of commits: it changes on every write."""
+        """The highest commit sequence: it grows on every write (0 for a new store).
+
+        The embedded store has one writer (Oxigraph locks the directory); on a remote
+        endpoint two clients writing at the same instant can draw the same number."""
         value = queries.run(self, "store_generation").scalar()  # type: ignore[union-attr, arg-type]
         return int(value.value) if value is not None else 0  # type: ignore[union-attr]
 
@@ -138,7 +143,10 @@ class BaseStore(ABC):
         return [g for g in result.column("graph") if isinstance(g, NamedNode)]  # type: ignore[union-attr]
 
     def _commit(self, iri: NamedNode | None, note: str, count: int | None) -> Commit:
-        return Commit(iri or self.new_commit_iri(), note, count, dt.datetime.now(dt.UTC))
+        """A commit numbered one above the current generation (read before the write, so a
+        write that deletes the audit graph still moves the generation forward)."""
+        sequence = self.generation() + 1
+        return Commit(iri or self.new_commit_iri(), note, count, dt.datetime.now(dt.UTC), sequence)
 
     def _check_writable(self, what: str) -> None:
         if self.read_only:
@@ -166,6 +174,7 @@ def commit_quads(commit: Commit, graphs: Graphs) -> list[Quad]:
         Quad(
             commit.iri, PROV.endedAtTime, Literal(commit.at.isoformat(), datatype=XSD.dateTime), g
         ),
+        Quad(commit.iri, FKG.sequence, Literal(str(commit.sequence), datatype=XSD.integer), g),
     ]
     if commit.quad_count is not None:
         count = Literal(str(commit.quad_count), datatype=XSD.integer)

@@ -146,6 +146,7 @@ class FKG:
     residualZ = _fkg("residualZ")
     riskLevel = _fkg("riskLevel")
     score = _fkg("score")
+    sequence = _fkg("sequence")
     sector = _fkg("sector")
     sessionDate = _fkg("sessionDate")
     signalValue = _fkg("signalValue")

@@ -19,7 +19,9 @@ def loader(kind: str) -> Loader:
         return LOADERS[kind]
     except KeyError:
         raise InputError(
-            "unknown ingest kind", field="KIND", value=kind,
+            "unknown ingest kind",
+            field="KIND",
+            value=kind,
             hint="use one of " + ", ".join(sorted(LOADERS)) + " (or rdf)",
         ) from None
 
