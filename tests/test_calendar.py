@@ -99,8 +99,13 @@ def test_regular_bar_available_at_close(cal):
 
 @pytest.mark.parametrize(
     "published",
-    [ny(2020, 4, 30, 16, 30), ny(2020, 4, 30, 11, 0), ny(2020, 5, 1, 7, 30),
-     ny(2020, 11, 27, 10, 0), ny(2020, 3, 8, 12, 0)],
+    [
+        ny(2020, 4, 30, 16, 30),
+        ny(2020, 4, 30, 11, 0),
+        ny(2020, 5, 1, 7, 30),
+        ny(2020, 11, 27, 10, 0),
+        ny(2020, 3, 8, 12, 0),
+    ],
 )
 def test_utc_and_other_zones_give_same_answers(cal, published):
     in_ny = cal.anchor_times(published)
@@ -112,7 +117,11 @@ def test_utc_and_other_zones_give_same_answers(cal, published):
 
 def test_sessions_and_navigation(cal):
     assert cal.sessions(date(2020, 7, 1), date(2020, 7, 7)) == [
-        date(2020, 7, 1), date(2020, 7, 2), date(2020, 7, 6), date(2020, 7, 7)]
+        date(2020, 7, 1),
+        date(2020, 7, 2),
+        date(2020, 7, 6),
+        date(2020, 7, 7),
+    ]
     assert cal.sessions(date(2020, 7, 3), date(2020, 7, 5)) == []
     assert cal.next_session(date(2020, 7, 2)) == date(2020, 7, 6)
     assert cal.next_session(date(2020, 7, 4)) == date(2020, 7, 6)

@@ -56,7 +56,7 @@ def test_unparsable_rdf_names_file_and_line_and_writes_nothing(run, tmp_path: Pa
 def test_naive_timestamp_is_refused(run, tmp_path: Path) -> None:
     bad = tmp_path / "naive.ttl"
     bad.write_text(
-        '@prefix fkg: <https://w3id.org/finkg/ns#> .\n@prefix xsd: <http://www.w3.org/2001/XMLSchema#> .\n'
+        "@prefix fkg: <https://w3id.org/finkg/ns#> .\n@prefix xsd: <http://www.w3.org/2001/XMLSchema#> .\n"
         '<https://e.org/a> fkg:availableAt "2020-04-30T16:30:00"^^xsd:dateTime .\n'
     )
     result = run("ingest", "rdf", str(bad), "--graph", "news")
@@ -97,9 +97,16 @@ def test_ingest_load_query_validate_export(run, tmp_path: Path) -> None:
     news.write_text(NEWS)
     assert run("ingest", "news", str(news)).exit_code == 0
     before = "2019-03-01T16:30:01-05:00"
-    rows = run("query", "evidence_before", "--bind",
-               "company=https://w3id.org/finkg/id/company/ZQAW", "--bind", f"before={before}",
-               "--format", "json")
+    rows = run(
+        "query",
+        "evidence_before",
+        "--bind",
+        "company=https://w3id.org/finkg/id/company/ZQAW",
+        "--bind",
+        f"before={before}",
+        "--format",
+        "json",
+    )
     assert rows.exit_code == 0
     data = json.loads(rows.stdout)
     assert [r["availableAt"] for r in data] == ["2019-03-01T16:30:00-05:00"]
@@ -154,7 +161,9 @@ def test_audit_traces_to_the_source_and_commit(run, tmp_path: Path) -> None:
     news.write_text(NEWS)
     run("ingest", "news", str(news))
     with open_store(tmp_path / "store", read_only=True) as s:
-        node = s.select("SELECT ?n WHERE { GRAPH ?g { ?n a <https://w3id.org/finkg/ns#NewsArticle> } }")
+        node = s.select(
+            "SELECT ?n WHERE { GRAPH ?g { ?n a <https://w3id.org/finkg/ns#NewsArticle> } }"
+        )
         iri = node.rows[0][0].value  # type: ignore[union-attr]
     result = run("audit", iri)
     assert result.exit_code == 0

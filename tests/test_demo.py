@@ -23,8 +23,9 @@ SMALL = WorldSpec(tickers=4, sessions=80, users=6)
 def demo(tmp_path_factory: pytest.TempPathFactory):
     root = tmp_path_factory.mktemp("demo")
     settings = Settings(home=root / "home")
-    report = run_demo(store_location=str(root / "store"), files_dir=root / "files",
-                      settings=settings, spec=SMALL)
+    report = run_demo(
+        store_location=str(root / "store"), files_dir=root / "files", settings=settings, spec=SMALL
+    )
     return root, settings, report
 
 
@@ -58,8 +59,9 @@ def test_the_subgraph_is_compact_json_ld_in_finkgs_context(demo) -> None:
 
 def test_a_second_run_replaces_its_own_store(demo) -> None:
     root, settings, first = demo
-    again = run_demo(store_location=str(root / "store"), files_dir=root / "files",
-                     settings=settings, spec=SMALL)
+    again = run_demo(
+        store_location=str(root / "store"), files_dir=root / "files", settings=settings, spec=SMALL
+    )
     assert again.stats.generation == first.stats.generation
     assert again.stats.triples == first.stats.triples
 
@@ -67,10 +69,23 @@ def test_a_second_run_replaces_its_own_store(demo) -> None:
 def test_the_demo_refuses_a_store_it_did_not_build(tmp_path: Path) -> None:
     settings = Settings(home=tmp_path / "home")
     with open_store(tmp_path / "mine", settings=settings) as s:
-        s.write(add=[ox.Quad(ox.NamedNode("https://e.org/a"), ox.NamedNode("https://e.org/p"),
-                             ox.Literal("mine"), s.graphs.news)], note="my data")
+        s.write(
+            add=[
+                ox.Quad(
+                    ox.NamedNode("https://e.org/a"),
+                    ox.NamedNode("https://e.org/p"),
+                    ox.Literal("mine"),
+                    s.graphs.news,
+                )
+            ],
+            note="my data",
+        )
     with pytest.raises(InputError, match="did not come from the demo"):
-        run_demo(store_location=str(tmp_path / "mine"), files_dir=tmp_path / "files",
-                 settings=settings, spec=SMALL)
+        run_demo(
+            store_location=str(tmp_path / "mine"),
+            files_dir=tmp_path / "files",
+            settings=settings,
+            spec=SMALL,
+        )
     with open_store(tmp_path / "mine", settings=settings, read_only=True) as s:
         assert s.generation() == 1

@@ -29,20 +29,48 @@ SMALL = WorldSpec(tickers=4, sessions=80, users=6)
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data" / "event"
 NEWS_KEYS = ["symbol", "publishedDate", "title", "image", "site", "text", "url"]
 PRICE_HEADER = "Date,Open,High,Low,Close,Adj Close,Volume"
-RECENT_KEYS = ["accessionNumber", "filingDate", "reportDate", "acceptanceDateTime", "act", "form",
-               "fileNumber", "filmNumber", "items", "core_type", "size", "isXBRL", "isInlineXBRL",
-               "primaryDocument", "primaryDocDescription"]
+RECENT_KEYS = [
+    "accessionNumber",
+    "filingDate",
+    "reportDate",
+    "acceptanceDateTime",
+    "act",
+    "form",
+    "fileNumber",
+    "filmNumber",
+    "items",
+    "core_type",
+    "size",
+    "isXBRL",
+    "isInlineXBRL",
+    "primaryDocument",
+    "primaryDocDescription",
+]
 FARTRANS_HEADERS = {
     "customer_information.csv": ["customerID", "customerType", "riskLevel", "investmentCapacity"],
-    "asset_information.csv": ["ISIN", "assetName", "assetCategory", "assetSubCategory", "sector",
-                              "industry"],
+    "asset_information.csv": [
+        "ISIN",
+        "assetName",
+        "assetCategory",
+        "assetSubCategory",
+        "sector",
+        "industry",
+    ],
     "close_prices.csv": ["ISIN", "timestamp", "closePrice"],
-    "transactions.csv": ["customerID", "ISIN", "transactionID", "transactionType", "timestamp",
-                         "totalValue", "units"],
+    "transactions.csv": [
+        "customerID",
+        "ISIN",
+        "transactionID",
+        "transactionType",
+        "timestamp",
+        "totalValue",
+        "units",
+    ],
 }
 
 
 # ---------------------------------------------------------------- fixtures and small helpers
+
 
 @pytest.fixture(scope="module")
 def small(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, WorldManifest]:
@@ -63,8 +91,11 @@ def _rows(path: Path) -> tuple[list[str], list[dict[str, str]]]:
 
 
 def _digests(folder: Path) -> dict[str, str]:
-    return {p.relative_to(folder).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
-            for p in folder.rglob("*") if p.is_file()}
+    return {
+        p.relative_to(folder).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in folder.rglob("*")
+        if p.is_file()
+    }
 
 
 def _xnys(first: str, last: str) -> list[str]:
@@ -74,6 +105,7 @@ def _xnys(first: str, last: str) -> list[str]:
 
 def _abnormal(folder: Path, m: WorldManifest) -> tuple[list[str], dict[str, np.ndarray]]:
     """Market-model abnormal returns from the price files alone (index = session index)."""
+
     def adj(ticker: str) -> tuple[list[str], np.ndarray]:
         _, rows = _rows(folder / "prices" / f"{ticker}.csv")
         return [r["Date"] for r in rows], np.array([float(r["Adj Close"]) for r in rows])
@@ -89,14 +121,21 @@ def _abnormal(folder: Path, m: WorldManifest) -> tuple[list[str], dict[str, np.n
     return days, out
 
 
-def _car(days: list[str], ar: dict[str, np.ndarray], ticker: str, p: str, lo: int,
-         hi: int) -> float | None:
+def _car(
+    days: list[str], ar: dict[str, np.ndarray], ticker: str, p: str, lo: int, hi: int
+) -> float | None:
     i = days.index(p)
-    return None if i + hi >= len(days) else float(ar[ticker][i + lo:i + hi + 1].sum())
+    return None if i + hi >= len(days) else float(ar[ticker][i + lo : i + hi + 1].sum())
 
 
-def _gap(days: list[str], ar: dict[str, np.ndarray], a: list[tuple[str, str]],
-         b: list[tuple[str, str]], lo: int, hi: int) -> tuple[float, float]:
+def _gap(
+    days: list[str],
+    ar: dict[str, np.ndarray],
+    a: list[tuple[str, str]],
+    b: list[tuple[str, str]],
+    lo: int,
+    hi: int,
+) -> tuple[float, float]:
     """Mean CAR over [P+lo, P+hi] of events a minus events b, and Welch's t."""
     xa = np.array([v for t, p in a if (v := _car(days, ar, t, p, lo, hi)) is not None])
     xb = np.array([v for t, p in b if (v := _car(days, ar, t, p, lo, hi)) is not None])
@@ -112,8 +151,10 @@ def _isin_ok(code: str) -> bool:
 
 # ---------------------------------------------------------------- determinism and manifest
 
-def test_same_spec_writes_identical_bytes(small: tuple[Path, WorldManifest],
-                                          tmp_path: Path) -> None:
+
+def test_same_spec_writes_identical_bytes(
+    small: tuple[Path, WorldManifest], tmp_path: Path
+) -> None:
     first, _ = small
     build_world(tmp_path / "again", SMALL)
     assert _digests(first) == _digests(tmp_path / "again")
@@ -124,9 +165,16 @@ def test_other_seed_writes_other_files(small: tuple[Path, WorldManifest], tmp_pa
     build_world(tmp_path / "other", WorldSpec(seed=8, tickers=4, sessions=80, users=6))
     a, b = _digests(first), _digests(tmp_path / "other")
     seedless = {"companies.csv", "fartrans/asset_information.csv"}  # names only, no draws
-    for path in ("news/news.jsonl", "prices/ZQAW.csv", "prices/ZQMX.csv", "world.json",
-                 "fartrans/transactions.csv", "fartrans/customer_information.csv",
-                 "edgar/submissions/CIK0099000001.json", "documents/zqib_analyst_note.txt"):
+    for path in (
+        "news/news.jsonl",
+        "prices/ZQAW.csv",
+        "prices/ZQMX.csv",
+        "world.json",
+        "fartrans/transactions.csv",
+        "fartrans/customer_information.csv",
+        "edgar/submissions/CIK0099000001.json",
+        "documents/zqib_analyst_note.txt",
+    ):
         assert a[path] != b[path], path
     assert {p for p in a.keys() & b.keys() if a[p] == b[p]} <= seedless
 
@@ -141,8 +189,12 @@ def test_manifest_lists_every_file_with_its_sha256(small: tuple[Path, WorldManif
     assert raw["synthetic"] is True and "synthetic" in raw["notice"]
     assert WorldManifest.load(folder) == m
     assert m.time_zone == "America/New_York"
-    assert {e.name for e in m.effects} >= {"news_tone_1d", "guidance_drift",
-                                           "user_sector_preference", "risk_category_mix"}
+    assert {e.name for e in m.effects} >= {
+        "news_tone_1d",
+        "guidance_drift",
+        "user_sector_preference",
+        "risk_category_mix",
+    }
 
 
 def test_names_and_ids_are_obviously_synthetic(small: tuple[Path, WorldManifest]) -> None:
@@ -154,14 +206,17 @@ def test_names_and_ids_are_obviously_synthetic(small: tuple[Path, WorldManifest]
 
 # ---------------------------------------------------------------- file formats
 
+
 def test_news_lines_have_the_nasdaq_news_fields(small: tuple[Path, WorldManifest]) -> None:
     folder, m = small
     lines = (folder / "news" / "news.jsonl").read_text().splitlines()
     items = [json.loads(line) for line in lines]
     assert all(list(it) == NEWS_KEYS for it in items)
     ny = ZoneInfo("America/New_York")
-    stamps = [datetime.strptime(it["publishedDate"], "%Y-%m-%d %H:%M:%S").replace(tzinfo=ny)
-              for it in items]
+    stamps = [
+        datetime.strptime(it["publishedDate"], "%Y-%m-%d %H:%M:%S").replace(tzinfo=ny)
+        for it in items
+    ]
     sessions = set(_xnys(m.calendar["first_session"], m.calendar["last_session"]))
     on = [s for s in stamps if s.strftime("%Y-%m-%d") in sessions]
     assert any(s.hour < 9 or (s.hour == 9 and s.minute < 30) for s in on)  # pre-market
@@ -176,14 +231,53 @@ def test_news_lines_have_the_nasdaq_news_fields(small: tuple[Path, WorldManifest
 
 def test_news_words_carry_tone_and_event_type(default: tuple[Path, WorldManifest]) -> None:
     folder, m = default
-    pos = {"beats", "beating", "tops", "topping", "record", "strong", "jumped", "lifted", "wins",
-           "won", "favorable", "rallied", "gained", "rose", "upgraded", "surged", "positive"}
-    neg = {"misses", "fell", "falls", "weak", "disappoint", "cut", "slid", "slide", "lost",
-           "loses", "negative", "collapsed", "terminated", "resigned", "departed", "recall",
-           "downgraded", "plunged", "halted", "disappointing"}
-    kinds = {"earnings": r"earnings|revenue|\beps\b", "legal": r"lawsuit|litigation|court",
-             "deals": r"acqui|merger|contract|partnership|\bdeal\b",
-             "management": r"\bceo\b|\bcfo\b|board|chief executive|appoint|officer"}
+    pos = {
+        "beats",
+        "beating",
+        "tops",
+        "topping",
+        "record",
+        "strong",
+        "jumped",
+        "lifted",
+        "wins",
+        "won",
+        "favorable",
+        "rallied",
+        "gained",
+        "rose",
+        "upgraded",
+        "surged",
+        "positive",
+    }
+    neg = {
+        "misses",
+        "fell",
+        "falls",
+        "weak",
+        "disappoint",
+        "cut",
+        "slid",
+        "slide",
+        "lost",
+        "loses",
+        "negative",
+        "collapsed",
+        "terminated",
+        "resigned",
+        "departed",
+        "recall",
+        "downgraded",
+        "plunged",
+        "halted",
+        "disappointing",
+    }
+    kinds = {
+        "earnings": r"earnings|revenue|\beps\b",
+        "legal": r"lawsuit|litigation|court",
+        "deals": r"acqui|merger|contract|partnership|\bdeal\b",
+        "management": r"\bceo\b|\bcfo\b|board|chief executive|appoint|officer",
+    }
     truth = {n.url: n for n in m.news}
     hits = total = 0
     for line in (folder / "news" / "news.jsonl").read_text().splitlines():
@@ -209,8 +303,10 @@ def test_price_files_are_sessions_with_sane_bars(default: tuple[Path, WorldManif
         _, rows = _rows(path)
         assert [r["Date"] for r in rows] == expected
         assert all(date.fromisoformat(r["Date"]).weekday() < 5 for r in rows)
-        o, h, lo, c, a = (np.array([float(r[k]) for r in rows])
-                          for k in ("Open", "High", "Low", "Close", "Adj Close"))
+        o, h, lo, c, a = (
+            np.array([float(r[k]) for r in rows])
+            for k in ("Open", "High", "Low", "Close", "Adj Close")
+        )
         assert (lo <= np.minimum(o, c)).all() and (h >= np.maximum(o, c)).all() and (lo > 0).all()
         assert all(int(r["Volume"]) > 0 for r in rows)
         if ticker in payers:  # Adj Close = Close x a step factor below 1, 1 after the last ex-date
@@ -236,8 +332,9 @@ def test_edgar_submissions_and_documents(default: tuple[Path, WorldManifest]) ->
     seen = set()
     for c in m.companies:
         sub = json.loads((folder / "edgar" / "submissions" / f"CIK{c.cik}.json").read_text())
-        assert {"cik", "name", "tickers", "exchanges", "sic", "sicDescription",
-                "filings"} <= set(sub)
+        assert {"cik", "name", "tickers", "exchanges", "sic", "sicDescription", "filings"} <= set(
+            sub
+        )
         assert sub["cik"] == c.cik and sub["tickers"] == [c.ticker]
         recent = sub["filings"]["recent"]
         assert list(recent) == RECENT_KEYS
@@ -249,7 +346,7 @@ def test_edgar_submissions_and_documents(default: tuple[Path, WorldManifest]) ->
             assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.000Z", stamp)
             assert form in {"8-K", "10-Q", "10-K"} and recent["filingDate"][i] == stamp[:10]
             items = recent["items"][i]
-            assert (re.fullmatch(r"\d\.\d\d(,\d\.\d\d)*", items) if form == "8-K" else items == "")
+            assert re.fullmatch(r"\d\.\d\d(,\d\.\d\d)*", items) if form == "8-K" else items == ""
             text = (folder / "edgar" / "documents" / f"{acc}.txt").read_text()
             assert len(text.encode()) == recent["size"][i]
             head = re.search(r"<ACCEPTANCE-DATETIME>(\d{14})", text)
@@ -262,9 +359,15 @@ def test_edgar_submissions_and_documents(default: tuple[Path, WorldManifest]) ->
                 assert "Item 7. Management's Discussion and Analysis" in body
             if form == "10-Q":
                 assert "Item 2. Management's Discussion and Analysis" in body
-            said = ("raise" if re.search(r"raises (full-year guidance|its outlook)", body) else
-                    "lower" if re.search(r"lowers (its outlook|its full-year guidance)", body) else
-                    "reaffirm" if "reaffirms its full-year guidance" in body else "none")
+            said = (
+                "raise"
+                if re.search(r"raises (full-year guidance|its outlook)", body)
+                else "lower"
+                if re.search(r"lowers (its outlook|its full-year guidance)", body)
+                else "reaffirm"
+                if "reaffirms its full-year guidance" in body
+                else "none"
+            )
             assert said == truth[acc].guidance
     assert seen == set(truth)
 
@@ -318,13 +421,18 @@ def test_fartrans_files(default: tuple[Path, WorldManifest]) -> None:
         assert re.fullmatch(r"[0-9A-F]{20}", r["customerID"])
         assert r["customerType"] in {"Mass", "Premium", "Professional"}
         assert strip(r["riskLevel"]) in {"Conservative", "Income", "Balanced", "Aggressive"}
-        assert strip(r["investmentCapacity"]) in {"CAP_LT30K", "CAP_30K_80K", "CAP_80K_300K",
-                                                  "CAP_GT300K"}
+        assert strip(r["investmentCapacity"]) in {
+            "CAP_LT30K",
+            "CAP_30K_80K",
+            "CAP_80K_300K",
+            "CAP_GT300K",
+        }
     assets = {r["ISIN"]: r for r in tables["asset_information.csv"]}
     assert all(_isin_ok(code) and code.startswith("ZZ") for code in assets)
     assert {r["assetCategory"] for r in assets.values()} == {"Stock", "Bond", "MTF"}
-    prices = {(r["ISIN"], r["timestamp"]): float(r["closePrice"])
-              for r in tables["close_prices.csv"]}
+    prices = {
+        (r["ISIN"], r["timestamp"]): float(r["closePrice"]) for r in tables["close_prices.csv"]
+    }
     n_sessions = default[1].spec["sessions"]
     assert len(prices) == len(tables["close_prices.csv"]) == len(assets) * n_sessions
     held: dict[tuple[str, str], float] = defaultdict(float)
@@ -333,8 +441,9 @@ def test_fartrans_files(default: tuple[Path, WorldManifest]) -> None:
     for r in tables["transactions.csv"]:
         assert r["transactionType"] in {"Buy", "Sell"} and r["ISIN"] in assets
         units, value = float(r["units"]), float(r["totalValue"])
-        assert units > 0 and value == pytest.approx(units * prices[r["ISIN"], r["timestamp"]],
-                                                    abs=0.01)
+        assert units > 0 and value == pytest.approx(
+            units * prices[r["ISIN"], r["timestamp"]], abs=0.01
+        )
         key = (r["customerID"], r["ISIN"])
         held[key] += units if r["transactionType"] == "Buy" else -units
         assert held[key] >= -1e-9  # never sells more than it holds
@@ -351,6 +460,7 @@ def test_documents_hold_their_answers(small: tuple[Path, WorldManifest]) -> None
 
 
 # ---------------------------------------------------------------- planted effects, from the files
+
 
 def _news_events(m: WorldManifest, tone: str) -> list[tuple[str, str]]:
     return [(n.ticker, n.prediction_day) for n in m.news if n.tone == tone and not n.duplicate_of]
@@ -412,12 +522,19 @@ def test_risk_level_shapes_the_categories_bought(default: tuple[Path, WorldManif
 
 # ---------------------------------------------------------------- spec checks and the folder
 
-@pytest.mark.parametrize(("kwargs", "field"), [
-    ({"tickers": 2}, "tickers"), ({"sessions": 10}, "sessions"), ({"seed": -1}, "seed"),
-    ({"seed": True}, "seed"), ({"news_tone_effect": "big"}, "news_tone_effect"),
-    ({"start": date(1985, 1, 2)}, "start"),
-    ({"dividend_tickers": 5, "tickers": 4}, "dividend_tickers"),
-])
+
+@pytest.mark.parametrize(
+    ("kwargs", "field"),
+    [
+        ({"tickers": 2}, "tickers"),
+        ({"sessions": 10}, "sessions"),
+        ({"seed": -1}, "seed"),
+        ({"seed": True}, "seed"),
+        ({"news_tone_effect": "big"}, "news_tone_effect"),
+        ({"start": date(1985, 1, 2)}, "start"),
+        ({"dividend_tickers": 5, "tickers": 4}, "dividend_tickers"),
+    ],
+)
 def test_bad_spec_values_are_quoted(kwargs: dict, field: str) -> None:
     with pytest.raises(InputError) as err:
         WorldSpec(**kwargs)

@@ -33,20 +33,29 @@ def values(store: BaseStore, prop: NamedNode) -> list[str]:
 
 
 def news_line(**fields: str) -> str:
-    record = {"symbol": "ZQAW", "publishedDate": "2019-03-01 16:30:00", "title": "Acme beats",
-              "site": "wire", "text": "Acme beat estimates.", "url": "https://example.org/a"}
+    record = {
+        "symbol": "ZQAW",
+        "publishedDate": "2019-03-01 16:30:00",
+        "title": "Acme beats",
+        "site": "wire",
+        "text": "Acme beat estimates.",
+        "url": "https://example.org/a",
+    }
     record.update(fields)
     return json.dumps(record) + "\n"
 
 
 def test_news_is_read_in_new_york_time_by_default(store: BaseStore, tmp_path: Path) -> None:
     path = tmp_path / "n.jsonl"
-    path.write_text(news_line() + news_line(url="https://example.org/b",
-                                            publishedDate="2019-07-01 07:15:00"))
+    path.write_text(
+        news_line() + news_line(url="https://example.org/b", publishedDate="2019-07-01 07:15:00")
+    )
     report = run(store, "news", path)
     assert (report.records, report.written, report.rejects) == (2, 2, [])
-    assert values(store, FKG.availableAt) == ["2019-03-01T16:30:00-05:00",
-                                              "2019-07-01T07:15:00-04:00"]
+    assert values(store, FKG.availableAt) == [
+        "2019-03-01T16:30:00-05:00",
+        "2019-07-01T07:15:00-04:00",
+    ]
     assert validate_store(store).conforms
 
 
@@ -103,12 +112,16 @@ def test_skip_bad_writes_the_rest_and_the_rejects(store: BaseStore, tmp_path: Pa
 
 def test_price_bars_are_available_at_the_session_close(store: BaseStore, tmp_path: Path) -> None:
     path = tmp_path / "ZQAW.csv"
-    path.write_text("Date,Open,High,Low,Close,Adj Close,Volume\r\n"
-                    "2020-11-25,10,11,9.5,10.5,10.4,1000\r\n"
-                    "2020-11-27,10.5,10.8,10.1,10.6,10.5,500\r\n")  # an early close
+    path.write_text(
+        "Date,Open,High,Low,Close,Adj Close,Volume\r\n"
+        "2020-11-25,10,11,9.5,10.5,10.4,1000\r\n"
+        "2020-11-27,10.5,10.8,10.1,10.6,10.5,500\r\n"
+    )  # an early close
     assert run(store, "prices", path).written == 2
-    assert values(store, FKG.availableAt) == ["2020-11-25T16:00:00-05:00",
-                                              "2020-11-27T13:00:00-05:00"]
+    assert values(store, FKG.availableAt) == [
+        "2020-11-25T16:00:00-05:00",
+        "2020-11-27T13:00:00-05:00",
+    ]
     assert values(store, FKG.adjClose) == ["10.4", "10.5"]
     assert validate_store(store).conforms
 
@@ -151,7 +164,9 @@ def test_fartrans_puts_each_customer_in_their_own_graph(store: BaseStore, tmp_pa
     files = sorted((tmp_path / "w" / "fartrans").glob("*.csv"))
     report = run(store, "fartrans", *files)
     assert report.rejects == [] and report.written > 100
-    users = [g for g in store.named_graphs() if (store.graphs.name_of(g) or "").startswith("users/")]
+    users = [
+        g for g in store.named_graphs() if (store.graphs.name_of(g) or "").startswith("users/")
+    ]
     assert len(users) == 4
     for graph in users:  # every transaction in a user's graph is that user's
         rows = store.select(
@@ -168,23 +183,31 @@ def test_a_date_only_transaction_is_available_at_the_end_of_its_day(
     store: BaseStore, tmp_path: Path
 ) -> None:
     path = tmp_path / "transactions.csv"
-    path.write_text("customerID,ISIN,transactionID,transactionType,timestamp,totalValue,units\n"
-                    "C1,US0378331005,7,Buy,2020-03-27,100.5,2\n")
+    path.write_text(
+        "customerID,ISIN,transactionID,transactionType,timestamp,totalValue,units\n"
+        "C1,US0378331005,7,Buy,2020-03-27,100.5,2\n"
+    )
     run(store, "fartrans", path)
     assert values(store, FKG.availableAt) == ["2020-03-28T00:00:00+02:00"]
 
 
 def test_fartrans_refuses_unknown_assets_and_bad_types(store: BaseStore, tmp_path: Path) -> None:
     assets = tmp_path / "asset_information.csv"
-    assets.write_text("ISIN,assetName,assetCategory,assetSubCategory,sector,industry\n"
-                      "US0378331005,Apple,Stock,,Technology,Hardware\n")
+    assets.write_text(
+        "ISIN,assetName,assetCategory,assetSubCategory,sector,industry\n"
+        "US0378331005,Apple,Stock,,Technology,Hardware\n"
+    )
     tx = tmp_path / "transactions.csv"
-    tx.write_text("customerID,ISIN,transactionID,transactionType,timestamp,totalValue,units\n"
-                  "C1,GB0002634946,1,Buy,2020-03-27,100,1\n")
+    tx.write_text(
+        "customerID,ISIN,transactionID,transactionType,timestamp,totalValue,units\n"
+        "C1,GB0002634946,1,Buy,2020-03-27,100,1\n"
+    )
     with pytest.raises(InputError, match="unknown asset"):
         run(store, "fartrans", assets, tx)
-    tx.write_text("customerID,ISIN,transactionID,transactionType,timestamp,totalValue,units\n"
-                  "C1,US0378331005,1,Hold,2020-03-27,100,1\n")
+    tx.write_text(
+        "customerID,ISIN,transactionID,transactionType,timestamp,totalValue,units\n"
+        "C1,US0378331005,1,Hold,2020-03-27,100,1\n"
+    )
     with pytest.raises(InputError, match="Buy or Sell"):
         run(store, "fartrans", assets, tx)
     assert store.generation() == 0
@@ -208,8 +231,13 @@ def test_real_news_and_prices_load_cleanly(store: BaseStore, tmp_path: Path) -> 
     news.write_text("".join(sample))
     report = run(store, "news", news)
     assert report.rejects == [] and report.written + report.skipped_existing == 300
-    prices = run(store, "prices", SHARED / "event/prices/AAPL.csv",
-                 SHARED / "event/market/QQQ_2013_2020.csv", skip_bad=True)
+    prices = run(
+        store,
+        "prices",
+        SHARED / "event/prices/AAPL.csv",
+        SHARED / "event/market/QQQ_2013_2020.csv",
+        skip_bad=True,
+    )
     # The one inconsistent bar of the whole price folder (open above high) is refused, by line.
     assert [(Path(r.source).name, r.line, r.field) for r in prices.rejects] == [
         ("QQQ_2013_2020.csv", 1639, "Low/High")

@@ -28,12 +28,38 @@ def declared(onto: rdflib.Graph) -> set[str]:
 def test_turtle_parses_and_declares_the_design_terms(onto: rdflib.Graph) -> None:
     names = {t[len(FKG_NS) :] for t in declared(onto)}
     for core in (
-        "Evidence", "NewsArticle", "FilingPassage", "DocumentChunk", "PriceSummary",
-        "IndicatorWindow", "Transaction", "SourceDocument", "Company", "Asset", "PriceBar",
-        "EventAnchor", "ImpactPrediction", "HorizonSignal", "MovementPrediction", "Answer",
-        "Citation", "Recommendation", "Run", "Outcome", "MemoryCell", "MemoryUpdate",
-        "Document", "Transition", "text", "availableAt", "sourceFamily", "about",
-        "contentHash", "charStart", "charEnd", "maturedAt",
+        "Evidence",
+        "NewsArticle",
+        "FilingPassage",
+        "DocumentChunk",
+        "PriceSummary",
+        "IndicatorWindow",
+        "Transaction",
+        "SourceDocument",
+        "Company",
+        "Asset",
+        "PriceBar",
+        "EventAnchor",
+        "ImpactPrediction",
+        "HorizonSignal",
+        "MovementPrediction",
+        "Answer",
+        "Citation",
+        "Recommendation",
+        "Run",
+        "Outcome",
+        "MemoryCell",
+        "MemoryUpdate",
+        "Document",
+        "Transition",
+        "text",
+        "availableAt",
+        "sourceFamily",
+        "about",
+        "contentHash",
+        "charStart",
+        "charEnd",
+        "maturedAt",
     ):
         assert core in names, core
 
@@ -87,7 +113,9 @@ def test_context_maps_every_property_with_its_coercion(onto: rdflib.Graph) -> No
         if (node, RDF.type, OWL.ObjectProperty) in onto:
             assert entry["@type"] in ("@id", "@vocab"), name
         rng = onto.value(node, RDFS.range)
-        if rng is not None and str(rng).endswith(("#dateTime", "#date", "#decimal")):
+        # Typed strings keep their exact lexical form; integers and booleans are JSON-native
+        # (JSON numbers would turn a double like 0.0 into an integer on the way back).
+        if rng is not None and str(rng).endswith(("#dateTime", "#date", "#decimal", "#double")):
             assert entry["@type"] == "xsd:" + str(rng).rsplit("#", 1)[1], name
 
 
@@ -99,6 +127,16 @@ def test_context_file_is_valid_json_with_a_context() -> None:
 def test_the_issue_two_classes_have_shapes() -> None:
     sh = rdflib.Namespace("http://www.w3.org/ns/shacl#")
     targets = {str(o) for o in shapes_graph().objects(None, sh.targetClass)}
-    for cls in (FKG.Evidence, FKG.SourceDocument, FKG.Company, FKG.Asset, FKG.PriceBar,
-                FKG.MemoryCell, FKG.MemoryUpdate, FKG.Customer, FKG.Transaction, FKG.Commit):
+    for cls in (
+        FKG.Evidence,
+        FKG.SourceDocument,
+        FKG.Company,
+        FKG.Asset,
+        FKG.PriceBar,
+        FKG.MemoryCell,
+        FKG.MemoryUpdate,
+        FKG.Customer,
+        FKG.Transaction,
+        FKG.Commit,
+    ):
         assert cls.value in targets, cls

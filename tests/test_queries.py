@@ -58,9 +58,13 @@ def test_a_hostile_value_stays_one_literal(store: BaseStore) -> None:
     news = store.graphs.news
     store.write(add=[Quad(NamedNode(ID + "n1"), FKG.about, company, news)], note="x")
     before = store.generation()
-    text = queries.prepare(queries.parse(
-        "SELECT ?name ?s WHERE { GRAPH ?g { ?s <https://w3id.org/finkg/ns#about> ?o } }\n"
-    ), {"name": HOSTILE}, graphs=store.graphs)
+    text = queries.prepare(
+        queries.parse(
+            "SELECT ?name ?s WHERE { GRAPH ?g { ?s <https://w3id.org/finkg/ns#about> ?o } }\n"
+        ),
+        {"name": HOSTILE},
+        graphs=store.graphs,
+    )
     rows = store.select(text)
     assert rows.column("name") == [Literal(HOSTILE)]
     assert store.generation() == before
@@ -84,13 +88,15 @@ def test_naive_timestamps_cannot_be_bound() -> None:
 
 def test_binder_skips_strings_comments_and_subqueries() -> None:
     text = (
-        '# WHERE { in a comment\n'
+        "# WHERE { in a comment\n"
         'SELECT ?x WHERE { ?x <urn:p> "WHERE {" . '
-        '{ SELECT ?x WHERE { ?x ?q ?r } } }'
+        "{ SELECT ?x WHERE { ?x ?q ?r } } }"
     )
     bound = bind(text, {"y": Literal("v")})
     assert bound.count('VALUES (?y) { ("v") }') == 1
-    assert bound.index("VALUES") == bound.index("WHERE {", text.index("SELECT")) + len("WHERE {") + 1
+    assert (
+        bound.index("VALUES") == bound.index("WHERE {", text.index("SELECT")) + len("WHERE {") + 1
+    )
 
 
 def test_binder_binds_every_operation_of_an_update() -> None:
@@ -153,13 +159,19 @@ def test_point_in_time_evidence_is_strictly_before_the_bound(store: BaseStore) -
 
 def test_one_hop_returns_the_paper_template_subgraph(store: BaseStore) -> None:
     acme = NamedNode(ID + "company/ACME")
-    store.write(add=_evidence(1, acme, dt.datetime(2020, 1, 1, tzinfo=NY), store.graphs.news)
-                + _evidence(2, NamedNode(ID + "company/B"), dt.datetime(2020, 1, 1, tzinfo=NY),
-                            store.graphs.news), note="x")
+    store.write(
+        add=_evidence(1, acme, dt.datetime(2020, 1, 1, tzinfo=NY), store.graphs.news)
+        + _evidence(
+            2, NamedNode(ID + "company/B"), dt.datetime(2020, 1, 1, tzinfo=NY), store.graphs.news
+        ),
+        note="x",
+    )
     n1 = NamedNode(ID + "news/n1")
     triples = queries.run(store, "one_hop", {"node": [n1, acme]})
     subjects_or_objects = {(t.subject, t.object) for t in triples}
     assert len(triples) == 6  # n1's six statements; acme only appears as n1's object
     assert all(n1 in pair or acme in pair for pair in subjects_or_objects)
-    only_market = queries.run(store, "one_hop", {"node": [n1]}, default_graphs=[store.graphs.market])
+    only_market = queries.run(
+        store, "one_hop", {"node": [n1]}, default_graphs=[store.graphs.market]
+    )
     assert only_market == []

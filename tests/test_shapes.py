@@ -21,8 +21,10 @@ def _load(store: BaseStore, path: Path) -> None:
     # ox.parse, not read_rdf: some fixtures hold naive timestamps, which read_rdf refuses
     # at the door; the shapes must still catch them in a store written by other tools.
     triples = ox.parse(path=str(path), format=ox.RdfFormat.TURTLE)
-    store.write(add=[ox.Quad(t.subject, t.predicate, t.object, store.graphs.news) for t in triples],
-                note=f"fixture {path.name}")
+    store.write(
+        add=[ox.Quad(t.subject, t.predicate, t.object, store.graphs.news) for t in triples],
+        note=f"fixture {path.name}",
+    )
 
 
 def test_there_are_enough_invalid_cases() -> None:

@@ -82,15 +82,15 @@ def test_a_write_outside_a_named_graph_is_refused(store: BaseStore) -> None:
 def test_select_construct_ask(store: BaseStore) -> None:
     news = store.graphs.news
     store.write(add=[q("a", "1", news), q("b", "2", news)], note="x")
-    rows = store.select(
-        f"SELECT ?s ?o WHERE {{ GRAPH <{news.value}> {{ ?s ?p ?o }} }} ORDER BY ?s"
-    )
+    rows = store.select(f"SELECT ?s ?o WHERE {{ GRAPH <{news.value}> {{ ?s ?p ?o }} }} ORDER BY ?s")
     assert rows.variables == ("s", "o")
     assert [r["o"] for r in rows] == [Literal("1"), Literal("2")]
-    triples = store.construct(f"CONSTRUCT {{ ?s ?p ?o }} WHERE {{ GRAPH <{news.value}> {{ ?s ?p ?o }} }}")
+    triples = store.construct(
+        f"CONSTRUCT {{ ?s ?p ?o }} WHERE {{ GRAPH <{news.value}> {{ ?s ?p ?o }} }}"
+    )
     assert {t.object.value for t in triples} == {"1", "2"}
-    assert store.ask(f"ASK WHERE {{ GRAPH <{news.value}> {{ ?s ?p \"2\" }} }}") is True
-    assert store.ask(f"ASK WHERE {{ GRAPH <{news.value}> {{ ?s ?p \"3\" }} }}") is False
+    assert store.ask(f'ASK WHERE {{ GRAPH <{news.value}> {{ ?s ?p "2" }} }}') is True
+    assert store.ask(f'ASK WHERE {{ GRAPH <{news.value}> {{ ?s ?p "3" }} }}') is False
 
 
 def test_a_dataset_restricts_what_a_query_reads(store: BaseStore) -> None:
@@ -99,7 +99,9 @@ def test_a_dataset_restricts_what_a_query_reads(store: BaseStore) -> None:
     store.write(add=[q("t1", "a's", a), q("t2", "b's", b), q("m", "market", market)], note="x")
     seen = store.select("SELECT ?o WHERE { ?s ?p ?o }", default_graphs=[a, market])
     assert {r["o"].value for r in seen} == {"a's", "market"}
-    via_graph = store.select("SELECT ?o WHERE { GRAPH ?g { ?s ?p ?o } }", default_graphs=[a, market])
+    via_graph = store.select(
+        "SELECT ?o WHERE { GRAPH ?g { ?s ?p ?o } }", default_graphs=[a, market]
+    )
     assert "b's" not in {r["o"].value for r in via_graph}
     union = store.select("SELECT ?o WHERE { ?s ?p ?o }", default_graphs="union")
     assert {"a's", "b's", "market"} <= {r["o"].value for r in union}
@@ -115,8 +117,12 @@ def test_load_puts_triples_into_one_graph(store: BaseStore) -> None:
 
 def test_load_refuses_bad_data_and_writes_nothing(store: BaseStore) -> None:
     with pytest.raises(InputError, match="line 1"):
-        store.load(b"<https://example.org/a> <p> .", format=ox.RdfFormat.N_TRIPLES,
-                   graph=store.graphs.market, note="bad")
+        store.load(
+            b"<https://example.org/a> <p> .",
+            format=ox.RdfFormat.N_TRIPLES,
+            graph=store.graphs.market,
+            note="bad",
+        )
     assert store.generation() == 0
 
 
@@ -144,7 +150,9 @@ def test_on_disk_data_persists(tmp_path: Path, settings: Settings) -> None:
         assert s.generation() == 1
 
 
-def test_a_missing_read_only_store_says_how_to_create_one(tmp_path: Path, settings: Settings) -> None:
+def test_a_missing_read_only_store_says_how_to_create_one(
+    tmp_path: Path, settings: Settings
+) -> None:
     with pytest.raises(StoreError, match="finkg init"):
         open_store(tmp_path / "absent", settings=settings, read_only=True)
 
