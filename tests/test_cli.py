@@ -56,7 +56,8 @@ def test_unparsable_rdf_names_file_and_line_and_writes_nothing(run, tmp_path: Pa
 def test_naive_timestamp_is_refused(run, tmp_path: Path) -> None:
     bad = tmp_path / "naive.ttl"
     bad.write_text(
-        "@prefix fkg: <https://w3id.org/finkg/ns#> .\n@prefix xsd: <http://www.w3.org/2001/XMLSchema#> .\n"
+        "@prefix fkg: <https://w3id.org/finkg/ns#> .\n"
+        "@prefix xsd: <http://www.w3.org/2001/XMLSchema#> .\n"
         '<https://e.org/a> fkg:availableAt "2020-04-30T16:30:00"^^xsd:dateTime .\n'
     )
     result = run("ingest", "rdf", str(bad), "--graph", "news")

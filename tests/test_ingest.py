@@ -170,7 +170,8 @@ def test_fartrans_puts_each_customer_in_their_own_graph(store: BaseStore, tmp_pa
     assert len(users) == 4
     for graph in users:  # every transaction in a user's graph is that user's
         rows = store.select(
-            f"SELECT DISTINCT ?c WHERE {{ GRAPH <{graph.value}> {{ ?t <{FKG.customer.value}> ?c }} }}"
+            f"SELECT DISTINCT ?c WHERE {{ GRAPH <{graph.value}> "
+            f"{{ ?t <{FKG.customer.value}> ?c }} }}"
         )
         assert len(rows) == 1
         assert rows.rows[0][0].value.rsplit("/", 1)[1] == graph.value.rsplit("/", 1)[1]  # type: ignore[union-attr]
