@@ -1,0 +1,24 @@
+"""finkg: a point-in-time financial evidence graph."""
+
+from finkg.config import Settings
+from finkg.errors import FinkgError, InputError, QueryError, StoreError
+from finkg.kg.calendar import get_calendar
+from finkg.kg.export import to_jsonld, to_networkx
+from finkg.kg.store import Store, open_store
+from finkg.queries import run as run_query
+from finkg.shapes.validate import validate_store
+
+__all__ = [
+    "FinkgError",
+    "InputError",
+    "QueryError",
+    "Settings",
+    "Store",
+    "StoreError",
+    "get_calendar",
+    "open_store",
+    "run_query",
+    "to_jsonld",
+    "to_networkx",
+    "validate_store",
+]

@@ -77,9 +77,3 @@ class UnknownGraphError(InputError):
 
 class StoreError(FinkgError):
     """The store or the remote endpoint failed (I/O, HTTP, a locked database)."""
-
-
-class ValidationFailed(FinkgError):
-    """Data was read and does not conform to finkg's shapes."""
-
-    exit_code = 1
