@@ -145,6 +145,15 @@ def test_bad_bars_are_refused(store: BaseStore, tmp_path: Path, row: str, field:
     assert (error.value.line, error.value.field) == (2, field)
 
 
+def test_a_row_with_more_values_than_columns_is_rejected(store: BaseStore, tmp_path: Path) -> None:
+    path = tmp_path / "companies.csv"
+    path.write_text("ticker,name\nZQAW,Acme,extra\nZQIB,Ivorel\n")
+    with pytest.raises(InputError) as error:
+        run(store, "companies", path)
+    assert (error.value.line, error.value.field) == (2, "row")
+    assert run(store, "companies", path, skip_bad=True).written == 1
+
+
 def test_an_empty_price_file_is_rejected_whole(store: BaseStore, tmp_path: Path) -> None:
     path = tmp_path / "AFRM.csv"
     path.write_text("")

@@ -3,16 +3,21 @@ finite, and a small quad builder for one named graph."""
 
 from __future__ import annotations
 
+import csv
 import datetime as dt
 import hashlib
+import io
 import math
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
+from pathlib import Path
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pyoxigraph import Literal, NamedNode, Quad
 
 from finkg.errors import InputError, TimestampError
+from finkg.kg.ingest.core import Reject
 from finkg.ontology.terms import DCTERMS, FKG, RDF, XSD
 
 
@@ -134,3 +139,54 @@ class Quads:
             .add(iri, DCTERMS.source, target)
             .add(iri, FKG.mediaType, Literal(media_type))
         )
+
+
+@dataclass(frozen=True)
+class Table:
+    """A CSV file read for a loader: normalized column names (lower case, aliases applied),
+    rows keyed by them with stripped values, and the rows that could not be read."""
+
+    path: Path
+    columns: tuple[str, ...]
+    rows: list[tuple[int, dict[str, str]]]
+    rejects: list[Reject]
+
+
+def read_table(
+    path: Path, *, required: Iterable[str] = (), aliases: Mapping[str, str] | None = None
+) -> Table | Reject:
+    """Read a CSV (UTF-8, optional BOM); a missing file, an empty file or missing required
+    columns reject the whole file, a row with more values than the header rejects the row."""
+    aliases = aliases or {}
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except (OSError, UnicodeDecodeError) as e:
+        return Reject(str(path), None, f"cannot read file: {e}")
+    if not text.strip():
+        return Reject(str(path), None, "empty file: no header and no rows")
+    reader = csv.DictReader(io.StringIO(text))
+    header = reader.fieldnames or []
+    names = {c: aliases.get(c.strip().lower(), c.strip().lower()) for c in header}
+    missing = [c for c in required if c not in names.values()]
+    if missing:
+        return Reject(
+            str(path),
+            1,
+            "missing columns: " + ", ".join(missing),
+            field="header",
+            value=",".join(header),
+        )
+    rows, rejects = [], []
+    for line, row in enumerate(reader, start=2):
+        if None in row:
+            rejects.append(
+                Reject(
+                    str(path),
+                    line,
+                    f"{len(header) + len(row[None])} values for {len(header)} columns",
+                    field="row",
+                )
+            )
+            continue
+        rows.append((line, {names[k]: (v or "").strip() for k, v in row.items()}))
+    return Table(path, tuple(names.values()), rows, rejects)

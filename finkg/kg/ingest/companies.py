@@ -3,8 +3,6 @@ may be empty). One `fkg:Company` per ticker in the market graph."""
 
 from __future__ import annotations
 
-import csv
-import io
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
@@ -19,25 +17,12 @@ COLUMNS = ("ticker", "name")
 
 def load(paths: Sequence[Path], options: IngestOptions) -> Iterator[Item | Reject]:
     for path in paths:
-        try:
-            text = path.read_text(encoding="utf-8-sig")
-        except (OSError, UnicodeDecodeError) as e:
-            yield Reject(str(path), None, f"cannot read file: {e}")
+        table = common.read_table(path, required=COLUMNS)
+        if isinstance(table, Reject):
+            yield table
             continue
-        reader = csv.DictReader(io.StringIO(text))
-        header = [c.strip().lower() for c in reader.fieldnames or []]
-        missing = [c for c in COLUMNS if c not in header]
-        if missing:
-            yield Reject(
-                str(path),
-                1,
-                "missing columns: " + ", ".join(missing),
-                field="header",
-                value=",".join(reader.fieldnames or []),
-            )
-            continue
-        for line, row in enumerate(reader, start=2):
-            row = {k.strip().lower(): (v or "").strip() for k, v in row.items() if k}
+        yield from table.rejects
+        for line, row in table.rows:
             try:
                 yield company(row, options, source=str(path), line=line)
             except InputError as e:

@@ -21,9 +21,7 @@ nothing dated D is visible to a decision taken on D.
 
 from __future__ import annotations
 
-import csv
 import datetime as dt
-import io
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -55,18 +53,17 @@ class Stamp:
 
 
 def load(paths: Sequence[Path], options: IngestOptions) -> Iterator[Item | Reject]:
-    tables: dict[str, list[tuple[Path, list[tuple[int, dict[str, str]]]]]] = {k: [] for k in ORDER}
+    tables: dict[str, list[common.Table]] = {k: [] for k in ORDER}
     for path in paths:
-        table = _read(path)
-        if isinstance(table, Reject):
-            yield table
+        read = _read(path)
+        if isinstance(read, Reject):
+            yield read
             continue
-        kind, rows = table
-        tables[kind].append((path, rows))
-    assets = {
-        row["isin"]: row.get("assetname", "") for _, rows in tables["assets"] for _, row in rows
-    }
-    customers = {row["customerid"] for _, rows in tables["customers"] for _, row in rows}
+        kind, table = read
+        yield from table.rejects
+        tables[kind].append(table)
+    assets = {row["isin"]: row.get("assetname", "") for t in tables["assets"] for _, row in t.rows}
+    customers = {row["customerid"] for t in tables["customers"] for _, row in t.rows}
     makers = {
         "customers": customer,
         "assets": asset,
@@ -74,8 +71,9 @@ def load(paths: Sequence[Path], options: IngestOptions) -> Iterator[Item | Rejec
         "transactions": transaction,
     }
     for kind in ORDER:
-        for path, rows in tables[kind]:
-            for line, row in rows:
+        for table in tables[kind]:
+            path = table.path
+            for line, row in table.rows:
                 try:
                     yield makers[kind](
                         row,
@@ -89,16 +87,11 @@ def load(paths: Sequence[Path], options: IngestOptions) -> Iterator[Item | Rejec
                     yield Reject.of(e, source=str(path), line=line)
 
 
-def _read(path: Path) -> tuple[str, list[tuple[int, dict[str, str]]]] | Reject:
-    try:
-        text = path.read_text(encoding="utf-8-sig")
-    except (OSError, UnicodeDecodeError) as e:
-        return Reject(str(path), None, f"cannot read file: {e}")
-    if not text.strip():
-        return Reject(str(path), None, "empty file: no header and no rows")
-    reader = csv.DictReader(io.StringIO(text))
-    header = {c.strip().lower() for c in reader.fieldnames or []}
-    kind = next((k for k in ORDER if KINDS[k] <= header), None)
+def _read(path: Path) -> tuple[str, common.Table] | Reject:
+    table = common.read_table(path)
+    if isinstance(table, Reject):
+        return table
+    kind = next((k for k in ORDER if KINDS[k] <= set(table.columns)), None)
     if kind is None:
         return Reject(
             str(path),
@@ -106,13 +99,9 @@ def _read(path: Path) -> tuple[str, list[tuple[int, dict[str, str]]]] | Reject:
             "not a FAR-Trans table: columns match none of "
             + "; ".join(f"{k} ({', '.join(sorted(v))})" for k, v in KINDS.items()),
             field="header",
-            value=",".join(reader.fieldnames or []),
+            value=",".join(table.columns),
         )
-    rows = [
-        (line, {k.strip().lower(): (v or "").strip() for k, v in row.items() if k is not None})
-        for line, row in enumerate(reader, start=2)
-    ]
-    return kind, rows
+    return kind, table
 
 
 def isin_ok(isin: str) -> bool:

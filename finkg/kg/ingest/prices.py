@@ -12,9 +12,7 @@ is rejected with its line; an empty file is rejected whole.
 
 from __future__ import annotations
 
-import csv
 import datetime as dt
-import io
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
@@ -41,47 +39,19 @@ def load(paths: Sequence[Path], options: IngestOptions) -> Iterator[Item | Rejec
 
 
 def _file(path: Path, options: IngestOptions) -> Iterator[Item | Reject]:
-    try:
-        text = path.read_text(encoding="utf-8-sig")
-    except (OSError, UnicodeDecodeError) as e:
-        yield Reject(str(path), None, f"cannot read file: {e}")
+    table = common.read_table(path, required=REQUIRED, aliases=_ALIASES)
+    if isinstance(table, Reject):
+        yield table
         return
-    if not text.strip():
-        yield Reject(str(path), None, "empty file: no header and no bars")
-        return
-    reader = csv.DictReader(io.StringIO(text))
-    columns = {_column(c): c for c in reader.fieldnames or []}
-    missing = [c for c in REQUIRED if c not in columns]
-    if missing:
-        yield Reject(
-            str(path),
-            1,
-            "missing columns: " + ", ".join(missing),
-            field="header",
-            value=",".join(reader.fieldnames or []),
-        )
-        return
+    yield from table.rejects
+    if not table.rows and not table.rejects:
+        yield Reject(str(path), 2, "no bars after the header")
     file_ticker = path.name.split(".")[0].upper()
-    rows = 0
-    for line, row in enumerate(reader, start=2):
-        rows += 1
+    for line, row in table.rows:
         try:
-            yield bar(
-                {k: row.get(v) for k, v in columns.items()},
-                options,
-                ticker=file_ticker,
-                source=str(path),
-                line=line,
-            )
+            yield bar(row, options, ticker=file_ticker, source=str(path), line=line)
         except InputError as e:
             yield Reject.of(e, source=str(path), line=line)
-    if rows == 0:
-        yield Reject(str(path), 2, "no bars after the header")
-
-
-def _column(name: str) -> str:
-    key = name.strip().lower()
-    return _ALIASES.get(key, key)
 
 
 def _session(text: str | None) -> dt.date:
