@@ -16,9 +16,10 @@ line, field, reason). `ingest()` then:
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import tempfile
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from zoneinfo import ZoneInfo
@@ -80,6 +81,8 @@ class IngestOptions:
     graphs: Graphs
     tz: ZoneInfo | None = None  # the declared source zone; None: the format's documented default
     graph: NamedNode | None = None  # an explicit target graph, where a loader allows one
+    # ten-digit CIK -> ticker of the companies already in the store (filled by `ingest`)
+    companies_by_cik: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def base(self) -> str:
@@ -116,6 +119,10 @@ def ingest(
     """Check, stage and write what `loader` reads from `paths` (see the module docstring)."""
     report = IngestReport(kind=kind, files=len(paths))
     tick = progress or (lambda _stage, _n: None)
+    if not options.companies_by_cik:
+        rows = queries.run(store, "companies_by_cik")
+        known = {r["cik"].value: r["ticker"].value for r in rows}  # type: ignore[union-attr]
+        options = dataclasses.replace(options, companies_by_cik=known)
     with tempfile.TemporaryDirectory(prefix="finkg-ingest-") as tmp:
         staged = Path(tmp) / "staged.nq"
         keys: list[tuple[NamedNode, int]] = []  # key, number of quads, in staging order
