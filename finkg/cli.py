@@ -382,6 +382,13 @@ def export(
 )
 @click.option("--graph", "graphs_", multiple=True, metavar="NAME", help="Only these graphs.")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@click.option(
+    "--engine",
+    default="sparql",
+    show_default=True,
+    type=click.Choice(["sparql", "pyshacl"]),
+    help="sparql: the shapes compiled to SPARQL on Oxigraph; pyshacl: the reference.",
+)
 @store_option
 @click.pass_context
 def validate(
@@ -389,6 +396,7 @@ def validate(
     files: tuple[Path, ...],
     graphs_: tuple[str, ...],
     as_json: bool,
+    engine: str,
     store: str | None,
 ) -> None:
     """Check data against finkg's SHACL shapes.
@@ -405,11 +413,13 @@ def validate(
         graphs = Graphs(_settings(ctx).base_iri)
         # Shapes ignore graph names: a file's plain triples are checked as they are.
         unnamed = NamedNode(graphs.prefix + "file")
-        report = validate_quads(q for p in files for q in read_rdf(p, graphs=graphs, graph=unnamed))
+        report = validate_quads(
+            (q for p in files for q in read_rdf(p, graphs=graphs, graph=unnamed)), engine=engine
+        )
     else:
         with _open(ctx, store, read_only=True) as s:
             chosen = [s.graphs.parse(g) for g in graphs_] or None
-            report = validate_store(s, chosen)
+            report = validate_store(s, chosen, engine=engine)
     if as_json:
         sys.stdout.write(
             json.dumps(

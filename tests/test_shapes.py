@@ -10,7 +10,7 @@ import pyoxigraph as ox
 import pytest
 
 from finkg.kg.store import BaseStore
-from finkg.shapes.validate import FSH, validate_store
+from finkg.shapes.validate import FSH, validate_quads, validate_store
 
 DATA = Path(__file__).parent / "data"
 INVALID = sorted((DATA / "invalid").glob("*.ttl"))
@@ -31,20 +31,41 @@ def test_there_are_enough_invalid_cases() -> None:
     assert len(INVALID) >= 30
 
 
+ENGINES = ("sparql", "pyshacl")
+
+
+@pytest.mark.parametrize("engine", ENGINES)
 @pytest.mark.parametrize("path", VALID, ids=lambda p: p.stem)
-def test_valid_data_conforms(store: BaseStore, path: Path) -> None:
+def test_valid_data_conforms(store: BaseStore, path: Path, engine: str) -> None:
     _load(store, path)
-    report = validate_store(store)
+    report = validate_store(store, engine=engine)
     assert report.conforms, report.text()
     assert report.triples > 50
 
 
+@pytest.mark.parametrize("engine", ENGINES)
 @pytest.mark.parametrize("path", INVALID, ids=lambda p: p.stem)
-def test_each_invalid_file_breaks_exactly_its_shape(store: BaseStore, path: Path) -> None:
+def test_each_invalid_file_breaks_exactly_its_shape(
+    store: BaseStore, path: Path, engine: str
+) -> None:
     expected = path.read_text().splitlines()[0].removeprefix("# breaks: ").strip()
     _load(store, path)
-    report = validate_store(store)
+    report = validate_store(store, engine=engine)
     assert not report.conforms
     broken = {v.shape.replace(FSH, "fsh:") for v in report.violations}
     assert broken == {expected}, report.text()
     assert all(v.focus and v.message for v in report.violations)
+
+
+@pytest.mark.parametrize("path", INVALID + VALID, ids=lambda p: p.stem)
+def test_both_engines_find_the_same_violations(path: Path) -> None:
+    triples = ox.parse(path=str(path), format=ox.RdfFormat.TURTLE)
+    quads = [ox.Quad(t.subject, t.predicate, t.object) for t in triples]
+    found = {
+        engine: {
+            (v.focus, v.shape, v.path, v.value)
+            for v in validate_quads(quads, engine=engine).violations
+        }
+        for engine in ENGINES
+    }
+    assert found["sparql"] == found["pyshacl"]
