@@ -268,3 +268,34 @@ def test_the_real_empty_afrm_file_is_rejected_with_a_reason(store: BaseStore) ->
     with pytest.raises(InputError) as error:
         run(store, "prices", SHARED / "event/prices/AFRM.csv")
     assert "AFRM.csv" in str(error.value)
+
+
+FNSPID_HEADER = ("Date,Article_title,Stock_symbol,Url,Publisher,Author,Article,Lsa_summary,"
+                 "Luhn_summary,Textrank_summary,Lexrank_summary\n")
+
+
+def test_fnspid_csv_reads_its_utc_suffix(store: BaseStore, tmp_path: Path) -> None:
+    path = tmp_path / "nasdaq_external_data.csv"
+    path.write_text(FNSPID_HEADER
+                    + '2020-04-30 20:30:00 UTC,"Apple beats, again",AAPL,https://e.org/1,'
+                      'Benzinga,A. Writer,"Record services revenue.",,,,\n'
+                    + "2020-05-01 11:00:00,No zone here,AAPL,https://e.org/2,Wire,,,"
+                      "Summary only.,,,\n")
+    report = run(store, "news", path)
+    assert report.written == 2
+    assert values(store, FKG.availableAt) == ["2020-04-30T20:30:00Z", "2020-05-01T11:00:00Z"]
+    assert values(store, FKG.timeRule) == ["Date read as UTC", "Date with its UTC suffix"]
+    texts = values(store, FKG.text)
+    assert "Apple beats, again\n\nRecord services revenue." in texts
+    assert "No zone here\n\nSummary only." in texts
+    assert validate_store(store).conforms
+
+
+def test_fnspid_csv_bad_row_names_its_line(store: BaseStore, tmp_path: Path) -> None:
+    path = tmp_path / "news.csv"
+    path.write_text(FNSPID_HEADER
+                    + '2020-04-30 20:30:00 UTC,"multi\nline title",AAPL,https://e.org/1,,,,,,,\n'
+                    + "2020-13-01 11:00:00 UTC,Bad month,AAPL,https://e.org/2,,,,,,,\n")
+    with pytest.raises(InputError) as error:
+        run(store, "news", path)
+    assert (error.value.line, error.value.field) == (4, "Date")

@@ -1,18 +1,27 @@
-"""News in the nasdaq-news shape: JSON Lines or a JSON array (optionally gzipped).
+"""News items: the nasdaq-news JSON shape (JSON Lines or a JSON array) and the FNSPID CSV
+shape, optionally gzipped; the format is told by the file (a `.csv` name, or JSON).
 
-Fields: `symbol, publishedDate ("YYYY-MM-DD HH:MM:SS"), title, site, text, url, image`.
-The feed gives no zone: publication times are read in the declared `--tz`, by default
-America/New_York (the feed's pre-market items at 07:xx describe pre-market trading).
-One `fkg:NewsArticle` per (symbol, url) in the news graph, about the company of `symbol`,
-available at its publication instant; its source document is the record itself (hash of its
-canonical JSON, source = its URL).
+- nasdaq-news: `symbol, publishedDate ("YYYY-MM-DD HH:MM:SS"), title, site, text, url`.
+  No zone in the data: read in `--tz`, by default America/New_York (its pre-market items at
+  07:xx describe pre-market trading).
+- FNSPID: `Date ("YYYY-MM-DD HH:MM:SS UTC"), Article_title, Stock_symbol, Url, Publisher,
+  Author, Article, *_summary`. The zone is the `UTC` suffix when present, else `--tz`, by
+  default UTC.
+
+One `fkg:NewsArticle` per (symbol, url) in the news graph, about the company of the symbol,
+available at its publication instant, with the rule that gave that instant; its source
+document is the record itself (hash of its canonical JSON, source = its URL). An FNSPID
+row without an article body uses its first non-empty summary as text.
 """
 
 from __future__ import annotations
 
+import csv
 import gzip
+import io
 import json
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
@@ -22,34 +31,75 @@ from finkg.kg.ingest.core import IngestOptions, Item, Reject
 from finkg.kg.iri import mint
 from finkg.ontology.terms import DCTERMS, FKG, PROV, RDF
 
-DEFAULT_TZ = ZoneInfo("America/New_York")
+
+@dataclass(frozen=True)
+class Shape:
+    """Where a news format keeps each field, and how to read its times."""
+
+    name: str
+    symbol: str
+    published: str
+    title: str
+    text: tuple[str, ...]  # the body, then fallbacks
+    url: str
+    site: str
+    default_tz: ZoneInfo
+    zone_suffix: str | None = None  # a literal suffix that names the zone of the value
+
+
+NASDAQ = Shape(
+    "nasdaq-news",
+    "symbol",
+    "publishedDate",
+    "title",
+    ("text",),
+    "url",
+    "site",
+    ZoneInfo("America/New_York"),
+)
+FNSPID = Shape(
+    "FNSPID",
+    "Stock_symbol",
+    "Date",
+    "Article_title",
+    ("Article", "Lsa_summary", "Luhn_summary", "Textrank_summary", "Lexrank_summary"),
+    "Url",
+    "Publisher",
+    ZoneInfo("UTC"),
+    zone_suffix=" UTC",
+)
+
 TIME_FORMAT = "%Y-%m-%d %H:%M:%S"
 MAX_FIELD = 1_000_000  # characters; longer fields are rejected, not truncated
 
 
 def load(paths: Sequence[Path], options: IngestOptions) -> Iterator[Item | Reject]:
     for path in paths:
-        for line, record in _records(path):
+        shape = FNSPID if ".csv" in [s.lower() for s in path.suffixes] else NASDAQ
+        for line, record in _records(path, shape):
             if isinstance(record, Reject):
                 yield record
                 continue
             try:
-                yield item(record, options, source=str(path), line=line)
+                yield item(record, options, shape=shape, source=str(path), line=line)
             except InputError as e:
                 yield Reject.of(e, source=str(path), line=line)
 
 
-def _records(path: Path) -> Iterator[tuple[int | None, dict | Reject]]:
+def _records(path: Path, shape: Shape) -> Iterator[tuple[int | None, dict | Reject]]:
     try:
         raw = path.read_bytes()
         if path.suffix == ".gz":
             raw = gzip.decompress(raw)
-        text = raw.decode("utf-8")
+        text = raw.decode("utf-8-sig")
     except (OSError, EOFError, gzip.BadGzipFile, UnicodeDecodeError) as e:
         yield None, Reject(str(path), None, f"cannot read file: {e}")
         return
     if not text.strip():
         yield None, Reject(str(path), None, "empty file: no news records")
+        return
+    if shape is FNSPID:
+        yield from _csv_records(path, text)
         return
     if text.lstrip().startswith("["):
         try:
@@ -76,6 +126,34 @@ def _records(path: Path) -> Iterator[tuple[int | None, dict | Reject]]:
         yield i, record if isinstance(record, dict) else Reject(str(path), i, "not a JSON object")
 
 
+def _csv_records(path: Path, text: str) -> Iterator[tuple[int | None, dict | Reject]]:
+    reader = csv.DictReader(io.StringIO(text))
+    missing = [
+        c
+        for c in (FNSPID.symbol, FNSPID.published, FNSPID.title)
+        if c not in (reader.fieldnames or [])
+    ]
+    if missing:
+        yield (
+            1,
+            Reject(
+                str(path),
+                1,
+                "missing columns: " + ", ".join(missing),
+                field="header",
+                value=",".join(reader.fieldnames or []),
+            ),
+        )
+        return
+    start = 2
+    for row in reader:
+        if None in row:
+            yield start, Reject(str(path), start, "more values than columns", field="row")
+        else:
+            yield start, row
+        start = reader.line_num + 1
+
+
 def _field(record: dict, name: str, *, required: bool = True) -> str | None:
     value = record.get(name)
     if value is None or (isinstance(value, str) and not value.strip()):
@@ -89,22 +167,29 @@ def _field(record: dict, name: str, *, required: bool = True) -> str | None:
     return value.strip()
 
 
-def item(record: dict, options: IngestOptions, *, source: str, line: int | None) -> Item:
-    symbol = _field(record, "symbol")
-    assert symbol is not None
-    symbol = symbol.upper()
-    tz = options.tz or DEFAULT_TZ
-    published = common.zoned(
-        _field(record, "publishedDate") or "",
-        tz=tz,
-        field="publishedDate",
-        fmt=TIME_FORMAT,
-    )
-    title = _field(record, "title")
-    body = _field(record, "text", required=False)
-    url = _field(record, "url", required=False)
-    site = _field(record, "site", required=False)
-    key = url or f"{published.isoformat()}|{title}"
+def _published(record: dict, shape: Shape, options: IngestOptions) -> tuple[object, str]:
+    text = _field(record, shape.published) or ""
+    if shape.zone_suffix and text.endswith(shape.zone_suffix):
+        zone = ZoneInfo(shape.zone_suffix.strip())
+        at = common.zoned(
+            text.removesuffix(shape.zone_suffix), tz=zone, field=shape.published, fmt=TIME_FORMAT
+        )
+        return at, f"{shape.published} with its {shape.zone_suffix.strip()} suffix"
+    tz = options.tz or shape.default_tz
+    at = common.zoned(text, tz=tz, field=shape.published, fmt=TIME_FORMAT)
+    return at, f"{shape.published} read as {tz.key}"
+
+
+def item(
+    record: dict, options: IngestOptions, *, shape: Shape = NASDAQ, source: str, line: int | None
+) -> Item:
+    symbol = (_field(record, shape.symbol) or "").upper()
+    published, rule = _published(record, shape, options)
+    title = _field(record, shape.title) or ""
+    body = next((b for b in (_field(record, f, required=False) for f in shape.text) if b), None)
+    url = _field(record, shape.url, required=False)
+    site = _field(record, shape.site, required=False)
+    key = url or f"{published.isoformat()}|{title}"  # type: ignore[attr-defined]
     node = mint("news", symbol, key, base=options.base)
     doc = mint("source/news", symbol, key, base=options.base)
     canonical = json.dumps(record, sort_keys=True, ensure_ascii=False).encode("utf-8")
@@ -113,15 +198,15 @@ def item(record: dict, options: IngestOptions, *, source: str, line: int | None)
         doc,
         data=canonical,
         source=url or f"{Path(source).resolve().as_uri()}#line={line}",
-        media_type="application/json",
+        media_type="application/json" if shape is NASDAQ else "text/csv",
     )
     (
         q.add(node, RDF.type, FKG.NewsArticle)
-        .add(node, DCTERMS.title, common.string(title or ""))
+        .add(node, DCTERMS.title, common.string(title))
         .add(node, FKG.text, common.string(title + ("\n\n" + body if body else "")))
-        .add(node, FKG.availableAt, common.datetime(published))
+        .add(node, FKG.availableAt, common.datetime(published))  # type: ignore[arg-type]
         .add(node, FKG.timeQuality, common.string("exact"))
-        .add(node, FKG.timeRule, common.string(f"publishedDate read as {tz.key}"))
+        .add(node, FKG.timeRule, common.string(rule))
         .add(node, FKG.sourceFamily, FKG.News)
         .add(node, FKG.about, mint("company", symbol, base=options.base))
         .add(node, FKG.site, common.string(site) if site else None)
