@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from functools import lru_cache
 
 from pyoxigraph import NamedNode
 
@@ -32,11 +33,16 @@ def key_hash(*keys: str) -> str:
 
 def mint(kind: str, *keys: object, base: str = DEFAULT_BASE_IRI) -> NamedNode:
     """The IRI of the `kind` node identified by `keys` under `base`."""
+    return _mint(kind, tuple(str(k) for k in keys), base)
+
+
+@lru_cache(maxsize=65_536)  # companies, assets and sources recur across records
+def _mint(kind: str, parts: tuple[str, ...], base: str) -> NamedNode:
+    keys = parts
     if not _KIND.fullmatch(kind):
         raise InputError("IRI kind must be lower-case words joined by '/'", value=kind)
     if not keys:
         raise InputError("at least one key is needed to mint an IRI", field=kind)
-    parts = [str(k) for k in keys]
     if any(p == "" for p in parts):
         raise InputError("empty key", field=kind, value=parts)
     if all(_READABLE.fullmatch(p) for p in parts):

@@ -88,16 +88,22 @@ def ontology_graph() -> rdflib.Graph:
 
 def validate_quads(quads: Iterable[ox.Quad], *, engine: str = "sparql") -> Report:
     """Validate quads (their graphs merged) against every shape."""
-    triples = [ox.Triple(q.subject, q.predicate, q.object) for q in quads]
     if engine == "pyshacl":
+        triples = [ox.Triple(q.subject, q.predicate, q.object) for q in quads]
         data = rdflib.Graph()
         if triples:
             data.parse(data=ox.serialize(triples, format=ox.RdfFormat.N_TRIPLES), format="nt")
         return validate_graph(data)
     _check_engine(engine)
     scratch = ox.Store()
-    scratch.extend(ox.Quad(t.subject, t.predicate, t.object) for t in triples)
-    return _run_checks(lambda text: _solutions(scratch.query(text)), len(triples))
+    scratch.extend(quads)  # graph names kept; the checks read the union of all graphs
+    return _run_checks(
+        lambda text: _solutions(scratch.query(text, use_default_graph_as_union=True)),
+        len(scratch),
+    )
+
+
+_PRESENT = "classes_present"
 
 
 def _solutions(result: object) -> list[dict[str, object]]:
@@ -116,8 +122,12 @@ def _check_engine(engine: str) -> None:
 
 
 def _run_checks(select: Callable[[str], list[dict[str, object]]], triples: int) -> Report:
+    """Run the compiled checks whose target classes occur in the data."""
+    present = {row["class"].value for row in select(queries.load(_PRESENT).text)}  # type: ignore[attr-defined]
     violations = []
     for check in finkg_checks():
+        if not check.classes & present:
+            continue
         for row in select(check.query):
             value = row.get("value")
             violations.append(

@@ -8,6 +8,7 @@ import datetime as dt
 import hashlib
 import io
 import math
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
@@ -34,6 +35,10 @@ def zone(name: str) -> ZoneInfo:
         ) from None
 
 
+SECONDS = "%Y-%m-%d %H:%M:%S"
+_SECONDS = re.compile(r"\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}")
+
+
 def zoned(text: str, *, tz: ZoneInfo | None, field: str, fmt: str | None = None) -> dt.datetime:
     """A zone-aware instant from `text`: its own offset if it has one, else the declared `tz`.
 
@@ -42,7 +47,10 @@ def zoned(text: str, *, tz: ZoneInfo | None, field: str, fmt: str | None = None)
     """
     text = text.strip()
     try:
-        value = dt.datetime.strptime(text, fmt) if fmt else dt.datetime.fromisoformat(text)  # noqa: DTZ007 (zone attached below)
+        if fmt == SECONDS and _SECONDS.fullmatch(text):
+            value = dt.datetime.fromisoformat(text)  # the same form, 6x faster than strptime
+        else:
+            value = dt.datetime.strptime(text, fmt) if fmt else dt.datetime.fromisoformat(text)  # noqa: DTZ007 (zone attached below)
     except ValueError:
         raise TimestampError(
             "not a timestamp" + (f" in the form {fmt}" if fmt else " (ISO 8601)"),
@@ -123,6 +131,12 @@ class Quads:
             self.items.append(Quad(s, p, o, self.graph))
         return self
 
+    def node(self, s: NamedNode, *pairs: tuple[NamedNode, NamedNode | Literal | None]) -> Quads:
+        """Statements about one subject; pairs whose object is None are skipped."""
+        g = self.graph
+        self.items.extend(Quad(s, p, o, g) for p, o in pairs if o is not None)
+        return self
+
     def source_document(
         self, iri: NamedNode, *, data: bytes, source: str, media_type: str
     ) -> Quads:
@@ -133,11 +147,12 @@ class Quads:
             target: NamedNode | Literal = NamedNode(source)
         except ValueError:
             target = Literal(source)
-        return (
-            self.add(iri, RDF.type, FKG.SourceDocument)
-            .add(iri, FKG.contentHash, Literal(content_hash(data)))
-            .add(iri, DCTERMS.source, target)
-            .add(iri, FKG.mediaType, Literal(media_type))
+        return self.node(
+            iri,
+            (RDF.type, FKG.SourceDocument),
+            (FKG.contentHash, Literal(content_hash(data))),
+            (DCTERMS.source, target),
+            (FKG.mediaType, Literal(media_type)),
         )
 
 

@@ -40,12 +40,13 @@ def company(row: dict[str, str], options: IngestOptions, *, source: str, line: i
         raise InputError("a CIK is digits", field="cik", value=cik)
     node = mint("company", ticker, base=options.base)
     q = common.Quads(options.graphs.market)
-    (
-        q.add(node, RDF.type, FKG.Company)
-        .add(node, RDFS.label, common.string(row["name"]))
-        .add(node, FKG.ticker, common.string(ticker))
-        .add(node, FKG.cik, common.string(cik.zfill(10)) if cik else None)
-        .add(node, FKG.sector, common.string(row["sector"]) if row.get("sector") else None)
-        .add(node, FKG.industry, common.string(row["industry"]) if row.get("industry") else None)
+    q.node(
+        node,
+        (RDF.type, FKG.Company),
+        (RDFS.label, common.string(row["name"])),
+        (FKG.ticker, common.string(ticker)),
+        (FKG.cik, common.string(cik.zfill(10)) if cik else None),
+        (FKG.sector, common.string(row["sector"]) if row.get("sector") else None),
+        (FKG.industry, common.string(row["industry"]) if row.get("industry") else None),
     )
     return Item(node, q.items, source, line)

@@ -17,9 +17,11 @@ line, field, reason). `ingest()` then:
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import json
 import tempfile
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from zoneinfo import ZoneInfo
@@ -35,7 +37,7 @@ from finkg.ontology.terms import FKG, PROV, RDF
 from finkg.queries.binding import bind
 from finkg.shapes.validate import validate_quads
 
-CHECK_CHUNK = 2_000  # items per SHACL check
+CHECK_CHUNK = 2_000  # items per check: small enough to overlap loading and checking
 WRITE_BATCH = 5_000  # items per commit
 
 
@@ -125,25 +127,43 @@ def ingest(
         options = dataclasses.replace(options, companies_by_cik=known)
     with tempfile.TemporaryDirectory(prefix="finkg-ingest-") as tmp:
         staged = Path(tmp) / "staged.nq"
-        keys: list[tuple[NamedNode, int]] = []  # key, number of quads, in staging order
-        with staged.open("wb") as out:
-            seen: set[NamedNode] = set()
+        counts: list[int] = []  # quads per staged item, in staging order
+        seen: set[NamedNode] = set()  # keys staged by this ingest
+        with staged.open("wb") as out, ThreadPoolExecutor(max_workers=1) as checker:
+
+            def stage(checked: list[Item], chunk_size: int) -> None:
+                fresh = [i for i in checked if i.key not in seen]
+                report.skipped_existing += len(checked) - len(fresh)  # repeated in the input
+                seen.update(i.key for i in fresh)
+                ox.serialize([q for i in fresh for q in i.quads], out, format=ox.RdfFormat.N_QUADS)
+                counts.extend(len(i.quads) for i in fresh)
+                report.records += chunk_size
+                tick("checked", chunk_size)
+
+            # Oxigraph releases the GIL while it queries: chunk k is checked (store lookups and
+            # shapes) in a worker while the loader reads chunk k+1.
+            pending: tuple[Future[list[Item]], int] | None = None
             for chunk in _chunks(loader(paths, options), CHECK_CHUNK):
                 items = _accept(chunk, report, skip_bad)
-                present = existing(store, [i.key for i in items]) | seen
-                new = list({i.key: i for i in items if i.key not in present}.values())
-                report.skipped_existing += len(items) - len(new)  # in the store, or repeated
-                for item in _check_shapes(new, report, skip_bad):
-                    ox.serialize(item.quads, out, format=ox.RdfFormat.N_QUADS)
-                    keys.append((item.key, len(item.quads)))
-                    seen.add(item.key)
-                report.records += len(chunk)
-                tick("checked", len(chunk))
+                future = checker.submit(_vet, store, items, report, skip_bad)
+                if pending is not None:
+                    stage(pending[0].result(), pending[1])
+                pending = (future, len(chunk))
+            if pending is not None:
+                stage(pending[0].result(), pending[1])
         if report.rejects and rejects_file is not None:
             _write_rejects(rejects_file, report.rejects)
             report.rejects_file = str(rejects_file)
-        _write(store, kind, paths, staged, keys, report, tick)
+        _write(store, kind, paths, staged, counts, report, tick)
     return report
+
+
+def _vet(store: BaseStore, items: list[Item], report: IngestReport, skip_bad: bool) -> list[Item]:
+    """The items of one chunk that are not in the store yet and conform to the shapes."""
+    present = existing(store, [i.key for i in items])
+    new = list({i.key: i for i in items if i.key not in present}.values())
+    report.skipped_existing += len(items) - len(new)  # in the store, or repeated in the chunk
+    return _check_shapes(new, report, skip_bad)
 
 
 def _chunks(items: Iterable[Item | Reject], size: int) -> Iterator[list[Item | Reject]]:
@@ -200,7 +220,7 @@ def _write(
     kind: str,
     paths: Sequence[Path],
     staged: Path,
-    keys: list[tuple[NamedNode, int]],
+    counts: list[int],
     report: IngestReport,
     tick: Callable[[str, int], None],
 ) -> None:
@@ -208,10 +228,10 @@ def _write(
     quads = iter(ox.parse(path=str(staged), format=ox.RdfFormat.N_QUADS))
     note = f"ingest {kind}: " + ", ".join(p.name for p in paths[:5])
     note += f" and {len(paths) - 5} more" if len(paths) > 5 else ""
-    for start in range(0, len(keys), WRITE_BATCH):
-        batch = keys[start : start + WRITE_BATCH]
+    for start in range(0, len(counts), WRITE_BATCH):
+        batch = counts[start : start + WRITE_BATCH]
         commit = store.new_commit_iri()
-        add = [next(quads) for _, n in batch for _ in range(n)]
+        add = list(itertools.islice(quads, sum(batch)))
         add += _link_sources(add, commit)
         store.write(add=add, note=note, commit=commit)
         report.commits.append(commit.value)

@@ -233,15 +233,16 @@ def close_price(
     close = common.decimal(row.get("closeprice", ""), field="closePrice", positive=True)
     node = mint("bar", isin, day.isoformat(), base=options.base)
     q = common.Quads(options.graphs.market)
-    (
-        q.add(node, RDF.type, FKG.PriceBar)
-        .add(node, FKG.about, mint("asset", isin, base=options.base))
-        .add(node, FKG.sessionDate, common.date(day))
-        .add(node, FKG.availableAt, common.datetime(when.at))
-        .add(node, FKG.timeQuality, Literal(when.quality))
-        .add(node, FKG.timeRule, Literal(when.rule))
-        .add(node, FKG.close, close)
-        .add(node, FKG.adjClose, close)
+    q.node(
+        node,
+        (RDF.type, FKG.PriceBar),
+        (FKG.about, mint("asset", isin, base=options.base)),
+        (FKG.sessionDate, common.date(day)),
+        (FKG.availableAt, common.datetime(when.at)),
+        (FKG.timeQuality, Literal(when.quality)),
+        (FKG.timeRule, Literal(when.rule)),
+        (FKG.close, close),
+        (FKG.adjClose, close),
     )
     return Item(node, q.items, str(source), line)
 
@@ -279,18 +280,19 @@ def transaction(
         f"{kind} of {units.value} units of {name} ({isin}) for {value.value} "
         f"on {row['timestamp']} by customer {cid}"
     )
-    (
-        q.add(node, RDF.type, FKG.Transaction)
-        .add(node, FKG.customer, mint("customer", cid, base=options.base))
-        .add(node, FKG.about, mint("asset", isin, base=options.base))
-        .add(node, FKG.transactionType, Literal(kind))
-        .add(node, FKG.totalValue, value)
-        .add(node, FKG.units, units)
-        .add(node, FKG.text, Literal(text))
-        .add(node, FKG.availableAt, common.datetime(when.at))
-        .add(node, FKG.timeQuality, Literal(when.quality))
-        .add(node, FKG.timeRule, Literal(when.rule))
-        .add(node, FKG.sourceFamily, FKG.Personal)
-        .add(node, PROV.wasDerivedFrom, doc)
+    q.node(
+        node,
+        (RDF.type, FKG.Transaction),
+        (FKG.customer, mint("customer", cid, base=options.base)),
+        (FKG.about, mint("asset", isin, base=options.base)),
+        (FKG.transactionType, Literal(kind)),
+        (FKG.totalValue, value),
+        (FKG.units, units),
+        (FKG.text, Literal(text)),
+        (FKG.availableAt, common.datetime(when.at)),
+        (FKG.timeQuality, Literal(when.quality)),
+        (FKG.timeRule, Literal(when.rule)),
+        (FKG.sourceFamily, FKG.Personal),
+        (PROV.wasDerivedFrom, doc),
     )
     return Item(node, q.items, str(source), line)

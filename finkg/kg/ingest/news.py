@@ -69,7 +69,7 @@ FNSPID = Shape(
     zone_suffix=" UTC",
 )
 
-TIME_FORMAT = "%Y-%m-%d %H:%M:%S"
+TIME_FORMAT = common.SECONDS
 MAX_FIELD = 1_000_000  # characters; longer fields are rejected, not truncated
 
 
@@ -200,16 +200,17 @@ def item(
         source=url or f"{Path(source).resolve().as_uri()}#line={line}",
         media_type="application/json" if shape is NASDAQ else "text/csv",
     )
-    (
-        q.add(node, RDF.type, FKG.NewsArticle)
-        .add(node, DCTERMS.title, common.string(title))
-        .add(node, FKG.text, common.string(title + ("\n\n" + body if body else "")))
-        .add(node, FKG.availableAt, common.datetime(published))  # type: ignore[arg-type]
-        .add(node, FKG.timeQuality, common.string("exact"))
-        .add(node, FKG.timeRule, common.string(rule))
-        .add(node, FKG.sourceFamily, FKG.News)
-        .add(node, FKG.about, mint("company", symbol, base=options.base))
-        .add(node, FKG.site, common.string(site) if site else None)
-        .add(node, PROV.wasDerivedFrom, doc)
+    q.node(
+        node,
+        (RDF.type, FKG.NewsArticle),
+        (DCTERMS.title, common.string(title)),
+        (FKG.text, common.string(title + ("\n\n" + body if body else ""))),
+        (FKG.availableAt, common.datetime(published)),  # type: ignore[arg-type]
+        (FKG.timeQuality, common.string("exact")),
+        (FKG.timeRule, common.string(rule)),
+        (FKG.sourceFamily, FKG.News),
+        (FKG.about, mint("company", symbol, base=options.base)),
+        (FKG.site, common.string(site) if site else None),
+        (PROV.wasDerivedFrom, doc),
     )
     return Item(node, q.items, source, line)
