@@ -112,6 +112,15 @@ def init(ctx: click.Context, store: str | None) -> None:
     type=click.Path(path_type=Path),
     help="Rejects file (JSON Lines) [default: ./finkg-rejects-KIND.jsonl].",
 )
+@click.option(
+    "--chunk-size", default=768, show_default=True, help="documents: the largest chunk, in tokens."
+)
+@click.option(
+    "--chunk-overlap",
+    default=128,
+    show_default=True,
+    help="documents: tokens shared by neighbouring chunks.",
+)
 @store_option
 @click.pass_context
 def ingest(
@@ -122,36 +131,47 @@ def ingest(
     tz: str | None,
     skip_bad: bool,
     rejects_path: Path | None,
+    chunk_size: int,
+    chunk_overlap: int,
     store: str | None,
 ) -> None:
-    """Load source files of one KIND: rdf, companies, news, prices, filings, fartrans.
+    """Load source files of one KIND: rdf, companies, news, prices, filings, fartrans,
+    documents.
 
     Everything is checked before anything is written (records, then finkg's shapes); a bad
     record stops the ingest with its file, line and field, and nothing is written, unless
     --skip-bad. Records already in the store are skipped, so a repeated or resumed ingest
-    adds nothing twice.
+    adds nothing twice. Documents (PDF, DOCX, XLSX, HTML, TXT, each with an optional
+    FILE.meta.json giving its publication time, title and tickers) go through the lifecycle
+    Uploaded → Normalized → Analyzed → Indexed → Ready, one audited transition at a time,
+    and resume where they stopped.
     """
-    from finkg.kg.graphs import Graphs
+    from finkg.kg.ingest.common import zone
 
-    settings = _settings(ctx)
-    graphs = Graphs(settings.base_iri)
-    target = graphs.parse(graph) if graph else None
     with _open(ctx, store) as s:
+        target = s.graphs.parse(graph) if graph else None
         if kind == "rdf":
-            from finkg.kg.rdf_files import read_rdf
+            from finkg.kg.rdf_files import ingest_rdf
 
-            quads = [q for p in paths for q in read_rdf(p, graphs=graphs, graph=target)]
-            commit = s.write(add=quads, note="ingest rdf: " + ", ".join(p.name for p in paths))
-            out.print(
-                f"{commit.quad_count if commit else 0} quads from {len(paths)} file(s); "
-                f"generation {s.generation()}"
+            written = ingest_rdf(s, list(paths), graph=target)
+            out.print(f"{written} quads from {len(paths)} file(s); generation {s.generation()}")
+            return
+        if kind == "documents":
+            _ingest_documents(
+                ctx,
+                s,
+                paths,
+                zone(tz) if tz else None,
+                skip_bad,
+                rejects_path,
+                chunk_size,
+                chunk_overlap,
             )
             return
         from finkg.kg.ingest import IngestOptions, loader
         from finkg.kg.ingest import ingest as run_ingest
-        from finkg.kg.ingest.common import zone
 
-        options = IngestOptions(graphs=graphs, tz=zone(tz) if tz else None, graph=target)
+        options = IngestOptions(graphs=s.graphs, tz=zone(tz) if tz else None, graph=target)
         rejects = rejects_path or Path(f"finkg-rejects-{kind}.jsonl")
         with _progress() as bar:
             task = bar.add_task(f"ingest {kind}", total=None)
@@ -175,6 +195,44 @@ def ingest(
         )
         if report.rejects_file:
             out.print(f"rejected records and reasons: {report.rejects_file}")
+
+
+def _ingest_documents(
+    ctx: click.Context,
+    s: BaseStore,
+    paths: tuple[Path, ...],
+    tz: Any,
+    skip_bad: bool,
+    rejects_path: Path | None,
+    size: int,
+    overlap: int,
+) -> None:
+    from finkg.kg.ingest.core import write_rejects
+    from finkg.kg.ingest.documents import ingest_documents
+    from finkg.kg.lifecycle import Settings as ChunkSettings
+
+    with _progress() as bar:
+        task = bar.add_task("documents", total=len(paths))
+        report = ingest_documents(
+            s,
+            list(paths),
+            tz=tz,
+            settings=ChunkSettings(chunk_size=size, chunk_overlap=overlap),
+            progress=lambda _stage, n: bar.update(task, advance=n),
+        )
+    out.print(
+        f"documents: {report.files} file(s), {report.ready} now Ready "
+        f"({report.chunks} chunks), {report.already_ready} already Ready, "
+        f"{len(report.rejects)} failed; generation {s.generation()}"
+    )
+    for r in report.rejects:
+        err.print(Text.assemble(("failed: ", "bold red"), f"{r.source}: {r.reason}"))
+    if report.rejects and skip_bad:
+        rejects = rejects_path or Path("finkg-rejects-documents.jsonl")
+        write_rejects(rejects, report.rejects)
+        out.print(f"failed documents and reasons: {rejects}")
+    elif report.rejects:
+        ctx.exit(2)
 
 
 def _progress() -> Any:

@@ -9,6 +9,7 @@ reading; :func:`_fill` joins each paragraph's lines before filling in the values
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date, timedelta
@@ -50,9 +51,13 @@ def make_documents(
 
 
 def write_documents(out_dir: Path, docs: Sequence[Document]) -> None:
+    """Each document and its `.meta.json` sidecar (publication date, title, tickers), the
+    metadata finkg's document loader reads beside a file."""
     (out_dir / "documents").mkdir(parents=True, exist_ok=True)
     for d in docs:
         (out_dir / d.path).write_bytes(d.text.encode())
+        meta = {"published": d.published, "title": d.title, "tickers": list(d.tickers)}
+        (out_dir / f"{d.path}.meta.json").write_text(json.dumps(meta, indent=2) + "\n")
 
 
 def _money(x: float) -> str:

@@ -22,6 +22,7 @@ from finkg.errors import InputError
 from finkg.kg.calendar import get_calendar
 from finkg.kg.export import to_jsonld
 from finkg.kg.ingest import LOADERS, IngestOptions, ingest
+from finkg.kg.ingest.documents import ingest_documents
 from finkg.kg.iri import mint
 from finkg.kg.setup import init_store
 from finkg.kg.stats import StoreStats, store_stats
@@ -38,6 +39,7 @@ SOURCES = (
     ("prices", ["prices/*.csv"]),
     ("news", ["news/news.jsonl"]),
     ("fartrans", ["fartrans/*.csv"]),
+    ("documents", ["documents/*.txt"]),  # through the lifecycle, not the batch writer
 )
 
 
@@ -153,10 +155,24 @@ def _ingest_all(
     lines, skipped = [], []
     options = IngestOptions(graphs=store.graphs)
     for kind, patterns in SOURCES:
+        paths = sorted(p for pattern in patterns for p in root.glob(pattern))
+        if kind == "documents":
+            say(f"documents: {len(paths)} file(s) through the lifecycle")
+            docs = ingest_documents(store, paths)
+            lines.append(
+                IngestLine(
+                    kind=kind,
+                    files=len(paths),
+                    records=docs.files,
+                    written=docs.ready,
+                    skipped_existing=docs.already_ready,
+                    rejected=len(docs.rejects),
+                )
+            )
+            continue
         if kind not in LOADERS:
             skipped.append(kind)
             continue
-        paths = sorted(p for pattern in patterns for p in root.glob(pattern))
         say(f"ingesting {kind}: {len(paths)} file(s)")
         report = ingest(store, f"{kind} ({DEMO_NOTE})", LOADERS[kind], paths, options)
         lines.append(

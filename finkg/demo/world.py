@@ -357,7 +357,8 @@ CONVENTIONS = {
     "prices.Date": "XNYS session date; a bar is known at that session's close (16:00, 13:00 "
     "on early-close days); CRLF line ends like the real files",
     "fartrans.timestamp": "XNYS session date (no time of day); money in US dollars",
-    "documents": "publication dates are in this manifest only",
+    "documents": "publication date (New York), title and tickers in each document's "
+    ".meta.json sidecar and in this manifest",
     "prediction_day": "first XNYS session whose open (09:30 New York) is strictly after the "
     "publication or acceptance instant",
     "duplicates": "exact duplicates are repeated identical lines (same url; NewsTruth.copies=2); "

@@ -78,8 +78,12 @@ def chunk(text: str, *, size: int = 768, overlap: int = 128) -> list[Chunk]:
     if size < 1:
         raise InputError("chunk size must be at least 1 token", field="size", value=size)
     if not 0 <= overlap < size:
-        raise InputError("overlap must be at least 0 and below the chunk size",
-                         field="overlap", value=overlap, hint=f"the size is {size}")
+        raise InputError(
+            "overlap must be at least 0 and below the chunk size",
+            field="overlap",
+            value=overlap,
+            hint=f"the size is {size}",
+        )
     pieces = _split(text, 0, len(text), size, 0)
     chunks: list[Chunk] = []
     current: list[tuple[int, int, int]] = []  # (start, end, tokens) of the pieces in a chunk
@@ -118,8 +122,9 @@ def _trim(text: str, start: int, end: int, n: int) -> tuple[int, int, int]:
     return start, end, n
 
 
-def _tail(text: str, pieces: list[tuple[int, int, int]],
-          budget: int) -> tuple[list[tuple[int, int, int]], int]:
+def _tail(
+    text: str, pieces: list[tuple[int, int, int]], budget: int
+) -> tuple[list[tuple[int, int, int]], int]:
     """The end of a chunk, at most `budget` tokens, to open the next one with: whole pieces,
     then the last words of the piece that does not fit whole."""
     kept: list[tuple[int, int, int]] = []

@@ -127,3 +127,11 @@ def _line_of(text: str, needle: object) -> int | None:
         if i >= 0:
             return text.count("\n", 0, i) + 1
     return None
+
+
+def ingest_rdf(store: object, paths: list[Path], *, graph: NamedNode | None = None) -> int:
+    """Read every file (all checked before anything is written), then write them as one
+    commit; returns the number of quads written."""
+    quads = [q for p in paths for q in read_rdf(p, graphs=store.graphs, graph=graph)]  # type: ignore[attr-defined]
+    commit = store.write(add=quads, note="ingest rdf: " + ", ".join(p.name for p in paths))  # type: ignore[attr-defined]
+    return commit.quad_count if commit else 0

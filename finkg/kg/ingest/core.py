@@ -152,7 +152,7 @@ def ingest(
             if pending is not None:
                 stage(pending[0].result(), pending[1])
         if report.rejects and rejects_file is not None:
-            _write_rejects(rejects_file, report.rejects)
+            write_rejects(rejects_file, report.rejects)
             report.rejects_file = str(rejects_file)
         _write(store, kind, paths, staged, counts, report, tick)
     return report
@@ -208,7 +208,7 @@ def _check_shapes(items: list[Item], report: IngestReport, skip_bad: bool) -> li
     return [item for item in items if id(item) not in bad]
 
 
-def _write_rejects(path: Path, rejects: list[Reject]) -> None:
+def write_rejects(path: Path, rejects: list[Reject]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("w", encoding="utf-8") as f:
         for r in rejects:
