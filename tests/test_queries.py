@@ -175,3 +175,38 @@ def test_one_hop_returns_the_paper_template_subgraph(store: BaseStore) -> None:
         store, "one_hop", {"node": [n1]}, default_graphs=[store.graphs.market]
     )
     assert only_market == []
+
+
+def test_future_evidence_counts_each_kind_of_leak(store: BaseStore) -> None:
+    g = store.graphs.outputs
+    t = lambda s: Literal(s, datatype=XSD.dateTime)  # noqa: E731
+    out, run, use = (NamedNode(ID + x) for x in ("answer/1", "run/1", "usage/1"))
+    early, late = NamedNode(ID + "news/early"), NamedNode(ID + "news/late")
+    quads = [
+        Quad(out, FKG.asOf, t("2020-04-30T16:30:00-04:00"), g),
+        Quad(out, PROV.wasGeneratedBy, run, g),
+        Quad(run, PROV.qualifiedUsage, use, g),
+        Quad(use, PROV.entity, late, g),
+        Quad(out, FKG.cites, early, g),
+        Quad(early, FKG.availableAt, t("2020-04-30T09:00:00-04:00"), store.graphs.news),
+        Quad(late, FKG.availableAt, t("2020-04-30T16:30:00-04:00"), store.graphs.news),  # at: leak
+    ]
+    store.write(add=quads, note="x")
+    assert int(queries.run(store, "future_evidence").scalar().value) == 1  # type: ignore[union-attr]
+    m, acme = store.graphs.market, NamedNode(ID + "company/ACME")
+    bar, window = NamedNode(ID + "bar/ACME/2020-04-30"), NamedNode(ID + "window/ACME/x")
+    day = Literal("2020-04-30", datatype=XSD.date)
+    store.write(
+        add=[
+            Quad(bar, RDF.type, FKG.PriceBar, m),
+            Quad(bar, FKG.about, acme, m),
+            Quad(bar, FKG.sessionDate, day, m),
+            Quad(bar, FKG.availableAt, t("2020-04-30T16:00:00-04:00"), m),
+            Quad(window, FKG.sourceFamily, FKG.Market, m),
+            Quad(window, FKG.about, acme, m),
+            Quad(window, FKG.sessionDate, day, m),
+            Quad(window, FKG.availableAt, t("2020-04-30T15:59:59-04:00"), m),  # before its bar
+        ],
+        note="y",
+    )
+    assert int(queries.run(store, "future_evidence").scalar().value) == 2  # type: ignore[union-attr]

@@ -1,0 +1,203 @@
+"""Ingest benchmark on the shared real data (issue: real-data ingestion).
+
+Loads the event data of a period (news, prices of the tickers that have news, the market
+proxy, EDGAR submissions and filing PDFs) and the ACL18 prices into a fresh on-disk store,
+then loads everything again, and prints and writes (Markdown) per kind: files, records,
+written, quads, seconds, quads/s, items/s and rejects; the re-run's added triples (must be
+0); the future-evidence audit count (must be 0); and the two throughput targets:
+
+- prices at >= 50 % of pyoxigraph's raw bulk-load rate, measured in the same run on the
+  same quads;
+- news at >= 5,000 items/s (no embeddings are computed at ingest).
+
+    python benchmarks/ingest.py [--data ../shared/data] [--from 2019-01-01] [--to 2020-12-31]
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import gzip
+import json
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import pyoxigraph as ox
+
+from finkg import queries
+from finkg.config import Settings
+from finkg.kg.ingest import LOADERS, IngestOptions, ingest
+from finkg.kg.setup import init_store
+from finkg.kg.store import BaseStore, open_store
+
+ROOT = Path(__file__).resolve().parents[1]
+WARM_UP_DAYS = 120  # calendar days of bars before the period, so indicators have history
+
+
+@dataclass
+class Row:
+    kind: str
+    files: int
+    records: int
+    written: int
+    quads: int
+    seconds: float
+    rejects: int
+
+    @property
+    def quads_per_s(self) -> float:
+        return self.quads / self.seconds if self.seconds else 0.0
+
+    @property
+    def items_per_s(self) -> float:
+        return self.records / self.seconds if self.seconds else 0.0
+
+
+def _news_in_period(data: Path, start: dt.date, end: dt.date, out: Path) -> set[str]:
+    symbols = set()
+    with gzip.open(data / "event/news/nasdaq_news_2015_2020.jsonl.gz", "rt") as f, \
+            out.open("w") as w:
+        for line in f:
+            record = json.loads(line)
+            day = dt.date.fromisoformat(record["publishedDate"][:10])
+            if start <= day <= end:
+                w.write(line)
+                symbols.add(record["symbol"].upper())
+    return symbols
+
+
+def _prices_in_period(src: Path, start: dt.date, end: dt.date, out: Path) -> bool:
+    lines = src.read_text().splitlines()
+    if len(lines) < 2:
+        return False
+    first = start - dt.timedelta(days=WARM_UP_DAYS)
+    kept = [lines[0]] + [x for x in lines[1:] if first.isoformat() <= x[:10] <= end.isoformat()]
+    out.write_text("\n".join(kept) + "\n")
+    return len(kept) > 1
+
+
+def _run(store: BaseStore, kind: str, paths: list[Path]) -> Row:
+    started = time.perf_counter()
+    report = ingest(store, kind, LOADERS[kind], paths, IngestOptions(graphs=store.graphs),
+                    skip_bad=True)
+    seconds = time.perf_counter() - started
+    return Row(kind, len(paths), report.records, report.written, report.quads, seconds,
+               len(report.rejects))
+
+
+def _raw_bulk_rate(store: BaseStore, tmp: Path) -> float:
+    """pyoxigraph's bulk_load rate on the market graph's own quads, in quads per second."""
+    dump = tmp / "market.nq"
+    dump.write_bytes(ox.serialize(list(store.quads(store.graphs.market)),
+                                  format=ox.RdfFormat.N_QUADS) or b"")
+    n = sum(1 for _ in ox.parse(path=str(dump), format=ox.RdfFormat.N_QUADS))
+    raw = ox.Store(str(tmp / "raw"))
+    started = time.perf_counter()
+    raw.bulk_load(path=str(dump), format=ox.RdfFormat.N_QUADS)
+    raw.flush()
+    return n / (time.perf_counter() - started)
+
+
+def _triples(store: BaseStore) -> int:
+    return sum(int(r["triples"].value) for r in queries.run(store, "graph_counts"))  # type: ignore[union-attr]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "data")
+    parser.add_argument("--from", dest="start", type=dt.date.fromisoformat,
+                        default=dt.date(2019, 1, 1))
+    parser.add_argument("--to", dest="end", type=dt.date.fromisoformat,
+                        default=dt.date(2020, 12, 31))
+    parser.add_argument("--market", default="market/QQQ_2013_2020.csv")
+    parser.add_argument("--no-acl18", action="store_true", help="Skip the ACL18 prices.")
+    parser.add_argument("--report", type=Path, default=ROOT / "benchmarks/reports/ingest.md")
+    args = parser.parse_args(argv)
+    if not (args.data / "event").is_dir():
+        print(f"no event data under {args.data}; pass --data", file=sys.stderr)
+        return 2
+    print(f"options: data={args.data} period={args.start}..{args.end} market={args.market} "
+          f"acl18={not args.no_acl18}")
+    with tempfile.TemporaryDirectory(prefix="finkg-bench-") as tmpdir:
+        tmp = Path(tmpdir)
+        (tmp / "prices").mkdir()
+        symbols = _news_in_period(args.data, args.start, args.end, tmp / "news.jsonl")
+        prices = []
+        for src in sorted((args.data / "event/prices").glob("*.csv")):
+            if src.stem.upper() in symbols and _prices_in_period(
+                    src, args.start, args.end, tmp / "prices" / src.name):
+                prices.append(tmp / "prices" / src.name)
+        market = tmp / "prices" / Path(args.market).name
+        _prices_in_period(args.data / "event" / args.market, args.start, args.end, market)
+        sources: list[tuple[str, list[Path]]] = [
+            ("filings", sorted((args.data / "event/edgar/submissions").glob("*.json"))
+             + sorted((args.data / "event/filings_pdf").glob("*.pdf"))),
+            ("prices", [*prices, market]),
+            ("news", [tmp / "news.jsonl"]),
+        ]
+        if not args.no_acl18:
+            sources.append(("prices", sorted((args.data / "movement/acl18_stocknet/price_raw")
+                                             .glob("*.csv"))))
+        sources = [(k, p) for k, p in sources if k in LOADERS and p]
+        store = open_store(tmp / "store", settings=Settings(home=tmp))
+        init_store(store)
+        rows = [_run(store, kind, paths) for kind, paths in sources]
+        total = _triples(store)
+        rerun = [_run(store, kind, paths) for kind, paths in sources]
+        added = _triples(store) - total
+        future = queries.run(store, "future_evidence").scalar()  # type: ignore[union-attr]
+        bulk = _raw_bulk_rate(store, tmp)
+        store.close()
+    lines = _report(args, symbols, prices, rows, rerun, total, added, int(future.value), bulk)  # type: ignore[union-attr]
+    text = "\n".join(lines) + "\n"
+    print(text)
+    args.report.parent.mkdir(parents=True, exist_ok=True)
+    args.report.write_text(text)
+    return 0
+
+
+def _report(args: argparse.Namespace, symbols: set[str], prices: list[Path], rows: list[Row],
+            rerun: list[Row], total: int, added: int, future: int, bulk: float) -> list[str]:
+    lines = [
+        "# Ingest benchmark",
+        "",
+        f"Data: `{args.data}`; period {args.start} to {args.end} (bars from "
+        f"{WARM_UP_DAYS} days earlier for indicator history); {len(symbols)} tickers with news,"
+        f" {len(prices)} of them with prices; market proxy `{args.market}`; ACL18 prices: "
+        f"{'no' if args.no_acl18 else 'yes'}. Machine: 2 cores; store: on-disk Oxigraph.",
+        "",
+        "| kind | files | records | written | quads | seconds | quads/s | items/s | rejects |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        lines.append(f"| {r.kind} | {r.files} | {r.records} | {r.written} | {r.quads} | "
+                     f"{r.seconds:.1f} | {r.quads_per_s:,.0f} | {r.items_per_s:,.0f} | "
+                     f"{r.rejects} |")
+    price_rows = [r for r in rows if r.kind == "prices"]
+    news_rows = [r for r in rows if r.kind == "news"]
+    prices_rate = (sum(r.quads for r in price_rows) / sum(r.seconds for r in price_rows)
+                   if price_rows else 0.0)
+    news_rate = news_rows[0].items_per_s if news_rows else 0.0
+    lines += [
+        "",
+        f"Total: {total:,} triples in the store after the first pass.",
+        f"Second pass over the same inputs: {added} triples added "
+        f"({sum(r.written for r in rerun)} records written, "
+        f"{sum(r.records for r in rerun)} read).",
+        f"Future-evidence audit (`future_evidence.rq`): {future} (must be 0).",
+        "",
+        "| target | measured | ratio | met |",
+        "|---|---|---|---|",
+        f"| prices >= 50 % of raw bulk load ({bulk:,.0f} quads/s) | {prices_rate:,.0f} quads/s | "
+        f"{prices_rate / bulk:.2f} | {'yes' if prices_rate >= 0.5 * bulk else 'no'} |",
+        f"| news >= 5,000 items/s | {news_rate:,.0f} items/s | {news_rate / 5000:.2f} | "
+        f"{'yes' if news_rate >= 5000 else 'no'} |",
+    ]
+    return lines
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
