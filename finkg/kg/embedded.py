@@ -15,6 +15,9 @@ from finkg.kg.updates import quads_update
 from finkg.queries.results import Solutions
 
 
+BULK_MAX = 500_000  # quads; half of Oxigraph's bulk batch, so a write is one SST ingestion
+
+
 class EmbeddedStore(BaseStore):
     """An Oxigraph store in this process (`path=None`: in memory)."""
 
@@ -99,6 +102,11 @@ class EmbeddedStore(BaseStore):
         try:
             if remove:
                 self._store.update(quads_update(add=add, remove=remove))
+            elif self.location != ":memory:" and len(add) <= BULK_MAX:
+                # Oxigraph's bulk loader turns up to 1M quads into one set of SST files that
+                # RocksDB ingests in a single atomic call: 2-3x faster than a transaction and
+                # still whole-or-nothing (tests/test_crash.py kills writes to show it).
+                self._store.bulk_extend(add)
             else:
                 self._store.extend(add)
         except OSError as e:
