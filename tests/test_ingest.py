@@ -270,17 +270,20 @@ def test_the_real_empty_afrm_file_is_rejected_with_a_reason(store: BaseStore) ->
     assert "AFRM.csv" in str(error.value)
 
 
-FNSPID_HEADER = ("Date,Article_title,Stock_symbol,Url,Publisher,Author,Article,Lsa_summary,"
-                 "Luhn_summary,Textrank_summary,Lexrank_summary\n")
+FNSPID_HEADER = (
+    "Date,Article_title,Stock_symbol,Url,Publisher,Author,Article,Lsa_summary,"
+    "Luhn_summary,Textrank_summary,Lexrank_summary\n"
+)
 
 
 def test_fnspid_csv_reads_its_utc_suffix(store: BaseStore, tmp_path: Path) -> None:
     path = tmp_path / "nasdaq_external_data.csv"
-    path.write_text(FNSPID_HEADER
-                    + '2020-04-30 20:30:00 UTC,"Apple beats, again",AAPL,https://e.org/1,'
-                      'Benzinga,A. Writer,"Record services revenue.",,,,\n'
-                    + "2020-05-01 11:00:00,No zone here,AAPL,https://e.org/2,Wire,,,"
-                      "Summary only.,,,\n")
+    path.write_text(
+        FNSPID_HEADER + '2020-04-30 20:30:00 UTC,"Apple beats, again",AAPL,https://e.org/1,'
+        'Benzinga,A. Writer,"Record services revenue.",,,,\n'
+        + "2020-05-01 11:00:00,No zone here,AAPL,https://e.org/2,Wire,,,"
+        "Summary only.,,,\n"
+    )
     report = run(store, "news", path)
     assert report.written == 2
     assert values(store, FKG.availableAt) == ["2020-04-30T20:30:00Z", "2020-05-01T11:00:00Z"]
@@ -293,9 +296,41 @@ def test_fnspid_csv_reads_its_utc_suffix(store: BaseStore, tmp_path: Path) -> No
 
 def test_fnspid_csv_bad_row_names_its_line(store: BaseStore, tmp_path: Path) -> None:
     path = tmp_path / "news.csv"
-    path.write_text(FNSPID_HEADER
-                    + '2020-04-30 20:30:00 UTC,"multi\nline title",AAPL,https://e.org/1,,,,,,,\n'
-                    + "2020-13-01 11:00:00 UTC,Bad month,AAPL,https://e.org/2,,,,,,,\n")
+    path.write_text(
+        FNSPID_HEADER
+        + '2020-04-30 20:30:00 UTC,"multi\nline title",AAPL,https://e.org/1,,,,,,,\n'
+        + "2020-13-01 11:00:00 UTC,Bad month,AAPL,https://e.org/2,,,,,,,\n"
+    )
     with pytest.raises(InputError) as error:
         run(store, "news", path)
     assert (error.value.line, error.value.field) == (4, "Date")
+
+
+def test_prices_skip_bad_keeps_the_good_bars(store: BaseStore, tmp_path: Path) -> None:
+    path = tmp_path / "ZQAW.csv"
+    path.write_text(
+        "Date,Open,High,Low,Close,Adj Close,Volume\n"
+        "2020-07-02,10,11,9,10,10,1\n"
+        "2020-07-03,10,11,9,10,10,1\n"  # the holiday
+        "2020-07-06,10,11,9,10.5,10.5,1\n"
+    )
+    rejects = tmp_path / "rejects.jsonl"
+    report = run(store, "prices", path, skip_bad=True, rejects_file=rejects)
+    assert report.written >= 2
+    assert values(store, FKG.sessionDate)[:2] == ["2020-07-02", "2020-07-06"]
+    [reject] = [json.loads(x) for x in rejects.read_text().splitlines()]
+    assert (reject["line"], reject["field"]) == (3, "Date")
+
+
+def test_fartrans_skip_bad_keeps_the_good_rows(store: BaseStore, tmp_path: Path) -> None:
+    tx = tmp_path / "transactions.csv"
+    tx.write_text(
+        "customerID,ISIN,transactionID,transactionType,timestamp,totalValue,units\n"
+        "C1,US0378331005,1,Buy,2020-03-27,100,1\n"
+        "C1,US0378331006,2,Buy,2020-03-27,100,1\n"  # bad check digit
+        "C2,US0378331005,3,Sell,2020-03-30,50,0.5\n"
+    )
+    report = run(store, "fartrans", tx, skip_bad=True)
+    assert report.written == 2
+    assert [(r.line, r.field) for r in report.rejects] == [(3, "ISIN")]
+    assert {store.graphs.name_of(g) for g in store.named_graphs()} >= {"users/C1", "users/C2"}
