@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from finkg.errors import InputError
-from finkg.kg.ingest import companies, fartrans, news, prices
+from finkg.kg.ingest import companies, fartrans, filings, news, prices
 from finkg.kg.ingest.core import IngestOptions, IngestReport, Item, Loader, Reject, ingest
 
 LOADERS: dict[str, Loader] = {
     "companies": companies.load,
     "fartrans": fartrans.load,
+    "filings": filings.load,
     "news": news.load,
     "prices": prices.load,
 }

@@ -5,10 +5,11 @@ so extraction is deterministic: the same bytes always give the same string (for 
 the same pypdf version), and every rule below is fixed, with no heuristics that depend on
 anything but the input.
 
-- HTML: `script`, `style`, `head`, the inline-XBRL header `ix:header` and elements styled
-  `display:none` are dropped. Block elements (`p`, `div`, headings, list items, tables, ...)
-  end a paragraph, `tr` and `br` end a line, and the non-empty cells of a row are joined
-  with `" | "`. Inside a paragraph, runs of whitespace become one space.
+- HTML: read in its declared encoding (else UTF-8, else Windows-1252). `script`, `style`,
+  `head`, the inline-XBRL header `ix:header` and elements styled `display:none` are
+  dropped. Block elements (`p`, `div`, headings, list items, tables, ...) end a paragraph,
+  `tr` and `br` end a line, and the non-empty cells of a row are joined with `" | "` (a
+  block inside a cell is a space). Inside a paragraph, runs of whitespace become one space.
 - PDF: pypdf's `extract_text()` page by page; pages are joined by a blank line.
 - Text: read as UTF-8 (Windows-1252 when that fails).
 
@@ -158,7 +159,13 @@ _META_CHARSET = re.compile(rb"""<meta[^>]*charset=["']?([A-Za-z0-9_.-]+)""", re.
 def _declared_encoding(data: bytes) -> str:
     head = data[:4096]
     m = _ENCODING.search(head) or _META_CHARSET.search(head)
-    name = m.group(1).decode("ascii").lower() if m else "utf-8"
+    if not m:
+        try:  # undeclared: UTF-8 when the bytes are, else Windows-1252 (older EDGAR HTML)
+            data.decode("utf-8")
+        except UnicodeDecodeError:
+            return "cp1252"
+        return "utf-8"
+    name = m.group(1).decode("ascii").lower()
     if name in ("ascii", "us-ascii"):
         return "utf-8"  # a superset; mislabelled ASCII files with UTF-8 bytes still read
     try:
