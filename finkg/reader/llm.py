@@ -1,0 +1,126 @@
+"""The LLM protocol every reader backend satisfies, and the scripted fake for tests.
+
+- `generate(messages, schema)`: greedy decoding of a reply; when `schema` (a JSON schema) is
+  given the backend constrains the reply to it where it can (llama.cpp grammar, OpenAI
+  `response_format`) — callers still validate it.
+- `score(prompt, options)`: the log-probability of each option as the continuation of
+  `prompt` (a list of chat messages), for class decisions (rise/fall, yes/no) without free
+  generation.
+
+Backends report what they used in every `Generation` (model id, tokens in and out, seconds)
+so that runs can record it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from collections import deque
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+from finkg.errors import FinkgError, InputError
+
+Message = dict[str, str]  # {"role": "system" | "user" | "assistant", "content": "..."}
+
+
+class ReaderError(FinkgError):
+    """A reader backend failed (model missing, server unreachable, out of context)."""
+
+
+@dataclass(frozen=True)
+class Generation:
+    text: str
+    model: str
+    tokens_in: int
+    tokens_out: int
+    seconds: float
+    cached: bool = False
+
+
+@runtime_checkable
+class LLM(Protocol):
+    model_id: str
+
+    def generate(
+        self,
+        messages: Sequence[Message],
+        schema: Mapping[str, Any] | None = None,
+        *,
+        max_tokens: int = 512,
+    ) -> Generation: ...
+
+    def score(self, messages: Sequence[Message], options: Sequence[str]) -> dict[str, float]: ...
+
+
+def messages_hash(messages: Sequence[Message], schema: Mapping[str, Any] | None = None) -> str:
+    """SHA-256 over the exact messages and schema: the prompt's identity."""
+    payload = json.dumps(
+        {"messages": list(messages), "schema": schema}, sort_keys=True, ensure_ascii=False
+    )
+    return hashlib.sha256(payload.encode("utf-8")).hexdigest()
+
+
+def check_messages(messages: Sequence[Message]) -> None:
+    if not messages:
+        raise InputError("no messages to send", field="messages")
+    for i, m in enumerate(messages):
+        if set(m) != {"role", "content"} or m["role"] not in ("system", "user", "assistant"):
+            raise InputError(
+                "a message is {'role': system|user|assistant, 'content': text}",
+                field=f"messages[{i}]",
+                value=m,
+            )
+
+
+@dataclass
+class ScriptedLLM:
+    """A fake for tests: replies come from a queue or a function of the messages.
+
+    >>> llm = ScriptedLLM(replies=['{"selected": []}'])
+    >>> llm.generate([{"role": "user", "content": "pick"}]).text
+    '{"selected": []}'
+    >>> llm.score([{"role": "user", "content": "up?"}], ["yes", "no"])
+    {'yes': -0.6931471805599453, 'no': -0.6931471805599453}
+    """
+
+    replies: Iterable[str] = ()
+    respond: Callable[[Sequence[Message]], str] | None = None
+    scores: Callable[[Sequence[Message], Sequence[str]], dict[str, float]] | None = None
+    model_id: str = "scripted"
+    calls: list[Sequence[Message]] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self._queue = deque(self.replies)
+
+    def generate(
+        self,
+        messages: Sequence[Message],
+        schema: Mapping[str, Any] | None = None,
+        *,
+        max_tokens: int = 512,
+    ) -> Generation:
+        check_messages(messages)
+        self.calls.append(messages)
+        started = time.perf_counter()
+        if self._queue:
+            text = self._queue.popleft()
+        elif self.respond is not None:
+            text = self.respond(messages)
+        else:
+            raise ReaderError("the scripted LLM has no reply left")
+        words = sum(len(m["content"].split()) for m in messages)
+        return Generation(
+            text, self.model_id, words, len(text.split()), time.perf_counter() - started
+        )
+
+    def score(self, messages: Sequence[Message], options: Sequence[str]) -> dict[str, float]:
+        check_messages(messages)
+        self.calls.append(messages)
+        if self.scores is not None:
+            return self.scores(messages, options)
+        import math
+
+        return {o: math.log(1 / len(options)) for o in options}

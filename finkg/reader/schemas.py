@@ -1,0 +1,139 @@
+"""The readers' output contracts: pydantic models whose JSON schema is given to the LLM
+(grammar-constrained on llama.cpp, `response_format` elsewhere) and which validate replies.
+
+Every model forbids extra fields. Evidence is cited by the short ids the prompt gave it
+(`N1`, `F2`, `C3`, or a subgraph node's IRI); `read.py` checks citations against the ids that
+were actually given and drops the rest, counting them.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class _Out(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+# -- paper 000, appendix B: event-impact prediction -------------------------------------
+
+Signal = Literal["-1", "0", "+1"]
+
+
+class HorizonSignal(_Out):
+    signal: Signal = Field(
+        description="+1 positive, 0 neutral/uncertain, -1 negative residual impact"
+    )
+    ids: list[str] = Field(description="ids of the retrieved evidence this signal rests on")
+    reason: str = Field(max_length=400)
+
+    @property
+    def value(self) -> int:
+        return int(self.signal)
+
+
+class ImpactSignals(_Out):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+    d1: HorizonSignal = Field(alias="1D")
+    d3: HorizonSignal = Field(alias="3D")
+    d5: HorizonSignal = Field(alias="5D")
+
+    def by_horizon(self) -> dict[int, HorizonSignal]:
+        return {1: self.d1, 3: self.d3, 5: self.d5}
+
+
+class ImpactPrediction(_Out):
+    """Residual market impact of a news anchor at 1, 3 and 5 sessions."""
+
+    event_type: str = Field(max_length=40)
+    signals: ImpactSignals
+    main_uncertainty: str = Field(max_length=300)
+
+
+# -- paper 001: next-session movement ---------------------------------------------------
+
+
+class MovementPrediction(_Out):
+    """Rise or fall, decided by comparing the two labels' log-probabilities."""
+
+    movement: Literal["rise", "fall"]
+    logprob_rise: float
+    logprob_fall: float
+
+    @property
+    def p_rise(self) -> float:
+        import math
+
+        hi = max(self.logprob_rise, self.logprob_fall)
+        a, b = math.exp(self.logprob_rise - hi), math.exp(self.logprob_fall - hi)
+        return a / (a + b)
+
+
+# -- paper 003: grounded answer ---------------------------------------------------------
+
+
+class Insight(_Out):
+    text: str = Field(max_length=600)
+    citations: list[str] = Field(description="chunk ids supporting this insight")
+
+
+class NumberClaim(_Out):
+    value: str = Field(
+        description="the number exactly as written in the evidence, e.g. $58.3 billion"
+    )
+    label: str = Field(max_length=120)
+    citation: str
+
+
+class AnswerSignal(_Out):
+    name: str = Field(max_length=80)
+    direction: Literal["positive", "negative", "neutral", "mixed"]
+    citations: list[str]
+
+
+ValidationStatus = Literal["High", "Medium", "Low", "Requires Review", "Critical Issues"]
+
+
+class Answer(_Out):
+    """An answer over retrieved chunks, every claim citing chunk ids."""
+
+    summary: str = Field(max_length=1200)
+    insights: list[Insight]
+    signals: list[AnswerSignal]
+    citations: list[str]
+    numbers: list[NumberClaim]
+    validation_status: ValidationStatus = Field(
+        description="the model's own view; finkg recomputes it from groundedness"
+    )
+
+
+# -- paper 004: recommendation and entity selection --------------------------------------
+
+
+class Recommended(_Out):
+    asset: str = Field(description="the asset's IRI as given in the subgraph")
+    reason: str = Field(max_length=400)
+    evidence: list[str] = Field(description="IRIs of subgraph nodes the reason rests on")
+
+
+class Recommendation(_Out):
+    """Three assets for a customer, each with a reason citing subgraph nodes."""
+
+    recommendations: list[Recommended] = Field(min_length=3, max_length=3)
+
+
+class EntitySelection(_Out):
+    """The entities (IRIs from the listed candidates) whose subgraph should be retrieved."""
+
+    selected: list[str] = Field(description="IRIs copied exactly from the candidate list")
+
+
+OUTPUTS: dict[str, type[_Out]] = {
+    "impact": ImpactPrediction,
+    "movement": MovementPrediction,
+    "answer": Answer,
+    "recommendation": Recommendation,
+    "selection": EntitySelection,
+}
