@@ -8,6 +8,11 @@ Columns are matched case-insensitively: `Date, Open, High, Low, Close, Adj Close
 session's close on the XNYS calendar (early closes respected). A date that is not a session,
 a price that is missing, not finite or not positive, or a low above the open, close or high
 is rejected with its line; an empty file is rejected whole.
+
+After a file's bars, the loader yields the market evidence derived from its valid bars,
+ticker by ticker (`finkg.kg.derive`): ten-week price summaries and five-session indicator
+windows, all derived from one source document per file (its path and SHA-256). Rejected
+bars take no part in them; where a date repeats for a ticker, the first bar counts.
 """
 
 from __future__ import annotations
@@ -16,7 +21,10 @@ import datetime as dt
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
+import pandas as pd
+
 from finkg.errors import InputError
+from finkg.kg import derive  # (a module, not names: derive imports ingest.common)
 from finkg.kg.calendar import get_calendar
 from finkg.kg.ingest import common
 from finkg.kg.ingest.core import IngestOptions, Item, Reject
@@ -47,11 +55,36 @@ def _file(path: Path, options: IngestOptions) -> Iterator[Item | Reject]:
     if not table.rows and not table.rejects:
         yield Reject(str(path), 2, "no bars after the header")
     file_ticker = path.name.split(".")[0].upper()
+    valid: dict[str, dict[dt.date, tuple[float, ...]]] = {}  # ticker -> session -> values
     for line, row in table.rows:
         try:
-            yield bar(row, options, ticker=file_ticker, source=str(path), line=line)
+            item, ticker, day, values = _bar(
+                row, options, ticker=file_ticker, source=str(path), line=line
+            )
         except InputError as e:
             yield Reject.of(e, source=str(path), line=line)
+            continue
+        yield item
+        valid.setdefault(ticker, {}).setdefault(day, values)
+    yield from _derived(path, valid, options)
+
+
+def _derived(
+    path: Path, valid: dict[str, dict[dt.date, tuple[float, ...]]], options: IngestOptions
+) -> Iterator[Item]:
+    """The derived market evidence of each ticker's valid bars in one file."""
+    if not valid:
+        return
+    try:
+        content: bytes | None = path.read_bytes()
+    except OSError:
+        content = None  # hash the bars' canonical CSV instead
+    for ticker in sorted(valid):
+        days = sorted(valid[ticker])
+        bars = pd.DataFrame(
+            [valid[ticker][d] for d in days], index=pd.Index(days), columns=list(derive.COLUMNS)
+        )
+        yield from derive.derived_items(ticker, bars, options, source=str(path), content=content)
 
 
 def _session(text: str | None) -> dt.date:
@@ -81,6 +114,14 @@ def _session(text: str | None) -> dt.date:
 def bar(
     row: dict[str, str | None], options: IngestOptions, *, ticker: str, source: str, line: int
 ) -> Item:
+    """The `fkg:PriceBar` item of one CSV row (an InputError names what is wrong)."""
+    return _bar(row, options, ticker=ticker, source=source, line=line)[0]
+
+
+def _bar(
+    row: dict[str, str | None], options: IngestOptions, *, ticker: str, source: str, line: int
+) -> tuple[Item, str, dt.date, tuple[float, ...]]:
+    """The bar's item, its ticker and session, and its values in `COLUMNS` order."""
     ticker = (row.get("ticker") or ticker).strip().upper()
     day = _session(row.get("date"))
     values = {}
@@ -102,6 +143,9 @@ def bar(
             value=f"O={o} H={h} L={lo} C={c}",
         )
     volume = row.get("volume")
+    volume_value = None
+    if volume not in (None, ""):
+        volume_value = common.decimal(volume, field="Volume", non_negative=True)  # type: ignore[arg-type]
     node = mint("bar", ticker, day.isoformat(), base=options.base)
     q = common.Quads(options.graphs.market)
     (
@@ -114,12 +158,14 @@ def bar(
         .add(node, FKG.low, values["low"])
         .add(node, FKG.close, values["close"])
         .add(node, FKG.adjClose, values["adj_close"])
-        .add(
-            node,
-            FKG.volume,
-            None
-            if volume in (None, "")
-            else common.decimal(volume, field="Volume", non_negative=True),
-        )  # type: ignore[arg-type]
+        .add(node, FKG.volume, volume_value)
     )
-    return Item(node, q.items, source, line)
+    floats = (
+        o,
+        h,
+        lo,
+        c,
+        float(values["adj_close"].value),
+        float("nan") if volume_value is None else float(volume_value.value),
+    )
+    return Item(node, q.items, source, line), ticker, day, floats
