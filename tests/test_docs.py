@@ -57,4 +57,4 @@ def test_the_tour_runs_on_a_demo_store(tmp_path: Path, monkeypatch: pytest.Monke
         assert result.exit_code == 0, (argv, result.output)
         ran += 1
     assert ran >= 7
-    assert (tmp_path / "market.jsonld").stat().st_size > 1000
+    assert (tmp_path / "news.jsonld").stat().st_size > 1000

@@ -30,7 +30,9 @@ def _docs(world: Path) -> list[Path]:
 
 
 def _count(store: BaseStore, cls: str) -> int:
-    rows = store.select(f"SELECT (COUNT(DISTINCT ?n) AS ?c) WHERE {{ GRAPH ?g {{ ?n a <{FKG}{cls}> }} }}")
+    rows = store.select(
+        f"SELECT (COUNT(DISTINCT ?n) AS ?c) WHERE {{ GRAPH ?g {{ ?n a <{FKG}{cls}> }} }}"
+    )
     return int(rows.rows[0][0].value)  # type: ignore[union-attr]
 
 

@@ -14,7 +14,6 @@ from finkg.kg.store import BaseStore, Commit, DefaultGraphs, commit_quads, parse
 from finkg.kg.updates import quads_update
 from finkg.queries.results import Solutions
 
-
 BULK_MAX = 500_000  # quads; half of Oxigraph's bulk batch, so a write is one SST ingestion
 
 

@@ -38,7 +38,8 @@ from finkg.queries.binding import bind
 from finkg.shapes.validate import validate_quads
 
 CHECK_CHUNK = 2_000  # items per check: small enough to overlap loading and checking
-WRITE_BATCH = 5_000  # items per commit
+WRITE_BATCH = 5_000  # items per commit at most
+WRITE_QUADS = 100_000  # quads per commit at most (whole items; a bigger item goes alone)
 
 
 @dataclass(frozen=True)
@@ -224,12 +225,12 @@ def _write(
     report: IngestReport,
     tick: Callable[[str, int], None],
 ) -> None:
-    """Write the staged items, WRITE_BATCH items per commit."""
+    """Write the staged items in commits of at most WRITE_BATCH items and WRITE_QUADS quads
+    (a remote endpoint limits request sizes; a bulk write must stay one SST ingestion)."""
     quads = iter(ox.parse(path=str(staged), format=ox.RdfFormat.N_QUADS))
     note = f"ingest {kind}: " + ", ".join(p.name for p in paths[:5])
     note += f" and {len(paths) - 5} more" if len(paths) > 5 else ""
-    for start in range(0, len(counts), WRITE_BATCH):
-        batch = counts[start : start + WRITE_BATCH]
+    for batch in _batches(counts):
         commit = store.new_commit_iri()
         add = list(itertools.islice(quads, sum(batch)))
         add += _link_sources(add, commit)
@@ -238,6 +239,20 @@ def _write(
         report.quads += len(add)
         report.written += len(batch)
         tick("written", len(batch))
+
+
+def _batches(counts: list[int]) -> Iterator[list[int]]:
+    """Consecutive runs of item sizes within the commit limits."""
+    batch: list[int] = []
+    size = 0
+    for n in counts:
+        if batch and (len(batch) >= WRITE_BATCH or size + n > WRITE_QUADS):
+            yield batch
+            batch, size = [], 0
+        batch.append(n)
+        size += n
+    if batch:
+        yield batch
 
 
 def _link_sources(quads: list[Quad], commit: NamedNode) -> list[Quad]:
