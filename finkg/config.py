@@ -12,6 +12,10 @@ library code receives a `Settings` and never looks at `os.environ`.
 | `FINKG_UPDATE_URL` | SPARQL update endpoint of a remote store, when not derivable | derived |
 | `FINKG_GSP_URL` | Graph Store Protocol endpoint of a remote store, when not derivable | derived |
 | `FINKG_THREADS` | CPU threads for model work | the free cores, at least 1 |
+| `FINKG_READER` | the reader: a packaged model name or a .gguf path | `qwen2.5-coder-1.5b` |
+| `FINKG_LLM_URL` | an OpenAI-compatible endpoint to read with instead | none |
+| `FINKG_LLM_MODEL` | the model name to ask that endpoint for | `default` |
+| `FINKG_LLM_KEY` | its API key | none |
 """
 
 from __future__ import annotations
@@ -42,6 +46,10 @@ class Settings:
     update_url: str | None = None
     gsp_url: str | None = None
     threads: int = field(default_factory=_free_cores)
+    reader: str = "qwen2.5-coder-1.5b"
+    llm_url: str | None = None
+    llm_model: str = "default"
+    llm_key: str | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         if not self.base_iri.startswith(("http://", "https://")) or not self.base_iri.endswith(
@@ -84,6 +92,14 @@ class Settings:
             kwargs["update_url"] = env["FINKG_UPDATE_URL"]
         if env.get("FINKG_GSP_URL"):
             kwargs["gsp_url"] = env["FINKG_GSP_URL"]
+        for name, key in (
+            ("FINKG_READER", "reader"),
+            ("FINKG_LLM_URL", "llm_url"),
+            ("FINKG_LLM_MODEL", "llm_model"),
+            ("FINKG_LLM_KEY", "llm_key"),
+        ):
+            if env.get(name):
+                kwargs[key] = env[name]
         if env.get("FINKG_THREADS"):
             try:
                 kwargs["threads"] = int(env["FINKG_THREADS"])

@@ -1,0 +1,148 @@
+"""A local GGUF model through llama-cpp-python: the default reader.
+
+Greedy decoding (temperature 0, fixed seed). A JSON schema becomes a llama.cpp grammar, so
+replies are well-formed JSON of the schema's shape (they are still validated). `score`
+gives each option's exact log-probability as the continuation of the chat prompt: the prompt
+is evaluated once (its longest prefix shared with the previous call is kept), then each
+option's tokens are evaluated after it.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+import time
+from collections.abc import Mapping, Sequence
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from finkg.errors import InputError
+from finkg.reader.llm import Generation, Message, ReaderError, check_messages
+
+
+@lru_cache(maxsize=32)
+def _grammar(schema_json: str) -> Any:
+    from llama_cpp import LlamaGrammar
+
+    return LlamaGrammar.from_json_schema(schema_json, verbose=False)
+
+
+class LlamaCpp:
+    """A GGUF model file, loaded once."""
+
+    def __init__(
+        self, path: Path, *, model_id: str, n_ctx: int = 4096, threads: int = 1, seed: int = 0
+    ) -> None:
+        try:
+            from llama_cpp import Llama
+            from llama_cpp.llama_chat_format import Jinja2ChatFormatter
+        except ImportError:
+            raise ReaderError(
+                "llama-cpp-python is not installed: pip install "
+                "'llama-cpp-python==0.3.36' (a ~10 minute build, then cached)"
+            ) from None
+        if not path.is_file():
+            raise InputError("no model file here", field="model", value=str(path))
+        self.model_id = model_id
+        self.path = path
+        self.threads = threads
+        self.llm = Llama(
+            model_path=str(path),
+            n_ctx=n_ctx,
+            n_threads=threads,
+            n_threads_batch=threads,
+            seed=seed,
+            verbose=False,
+        )
+        template = self.llm.metadata.get("tokenizer.chat_template")
+        if not template:
+            raise ReaderError(f"{path.name} has no chat template in its metadata")
+        vocab = self.llm._model
+        self._format = Jinja2ChatFormatter(
+            template=template,
+            eos_token=vocab.token_get_text(self.llm.token_eos()),
+            bos_token=vocab.token_get_text(self.llm.token_bos()),
+        )
+
+    def prompt_text(self, messages: Sequence[Message]) -> str:
+        """The exact text the model sees: the chat template with the assistant turn opened."""
+        return self._format(messages=list(messages)).prompt
+
+    def generate(
+        self,
+        messages: Sequence[Message],
+        schema: Mapping[str, Any] | None = None,
+        *,
+        max_tokens: int = 512,
+    ) -> Generation:
+        check_messages(messages)
+        grammar = _grammar(json.dumps(schema, sort_keys=True)) if schema is not None else None
+        started = time.perf_counter()
+        try:
+            reply = self.llm.create_chat_completion(
+                messages=list(messages),
+                temperature=0.0,
+                top_k=1,
+                top_p=1.0,
+                seed=0,
+                max_tokens=max_tokens,
+                grammar=grammar,
+            )
+        except ValueError as e:  # the prompt does not fit the context window
+            raise ReaderError(f"{self.model_id}: {e}") from None
+        usage = reply["usage"]
+        return Generation(
+            reply["choices"][0]["message"]["content"] or "",
+            self.model_id,
+            usage["prompt_tokens"],
+            usage["completion_tokens"],
+            time.perf_counter() - started,
+        )
+
+    def _tokens(self, text: str, *, prompt: bool) -> list[int]:
+        return self.llm.tokenize(text.encode("utf-8"), add_bos=prompt, special=prompt)
+
+    def _eval_prefix(self, tokens: list[int]) -> None:
+        """Evaluate `tokens`, keeping what is already evaluated of them."""
+        llm = self.llm
+        kept = 0
+        limit = min(llm.n_tokens, len(tokens) - 1)  # the last token is always re-evaluated
+        current = llm.input_ids[:limit]
+        while kept < limit and current[kept] == tokens[kept]:
+            kept += 1
+        llm.n_tokens = kept
+        llm.eval(tokens[kept:])
+
+    def _log_softmax(self) -> np.ndarray:
+        logits = np.ctypeslib.as_array(
+            self.llm._ctx.get_logits(),
+            shape=(self.llm.n_vocab(),),
+        ).astype(np.float64)
+        shifted = logits - logits.max()
+        return shifted - math.log(np.exp(shifted).sum())
+
+    def score(self, messages: Sequence[Message], options: Sequence[str]) -> dict[str, float]:
+        check_messages(messages)
+        if not options:
+            raise InputError("nothing to score", field="options")
+        prompt = self._tokens(self.prompt_text(messages), prompt=True)
+        self._eval_prefix(prompt)
+        first = self._log_softmax()
+        scores = {}
+        for option in options:
+            tokens = self._tokens(option, prompt=False)
+            if not tokens:
+                raise InputError("an empty option cannot be scored", field="options")
+            logprob = float(first[tokens[0]])
+            if len(tokens) > 1:
+                self.llm.n_tokens = len(prompt)
+                for previous, token in itertools.pairwise(tokens):
+                    self.llm.eval([previous])
+                    logprob += float(self._log_softmax()[token])
+                self.llm.n_tokens = len(prompt) - 1  # next call re-evaluates the last token
+            scores[option] = logprob
+        return scores

