@@ -58,6 +58,7 @@ _SUPPORTED_PROPERTY = {
 _SUPPORTED_NODE = {
     SH.targetClass,
     SH.property,
+    SH.sparql,
     SH.message,
     SH.severity,
     SH.deactivated,
@@ -125,7 +126,37 @@ def compile_shapes(shapes: rdflib.Graph, ontology: rdflib.Graph) -> list[Check]:
                 continue
             _refuse_unknown(shapes, prop, _SUPPORTED_PROPERTY)
             checks.extend(_property_checks(shapes, ontology, prop, focus, targets))
+        for constraint in sorted(shapes.objects(node_shape, SH.sparql), key=str):
+            checks.append(_sparql_check(shapes, node_shape, constraint, focus, targets))
     return checks
+
+
+def _sparql_check(
+    shapes: rdflib.Graph,
+    node_shape: rdflib.term.Node,
+    constraint: rdflib.term.Node,
+    focus: str,
+    targets: frozenset[str],
+) -> Check:
+    """A SHACL-SPARQL constraint: its SELECT, with $this joined to the shape's targets."""
+    select = shapes.value(constraint, SH.select)
+    if select is None:
+        raise ShapeCompileError(f"SPARQL constraint {constraint} has no sh:select")
+    prologue = "".join(
+        f"PREFIX {shapes.value(d, SH.prefix)}: <{shapes.value(d, SH.namespace)}>\n"
+        for p in shapes.objects(constraint, SH.prefixes)
+        for d in shapes.objects(p, SH.declare)
+    )
+    inner = str(select).replace("$this", "?focus")
+    query = f"{prologue}SELECT DISTINCT ?focus ?value WHERE {{ {focus} {{ {inner} }} }}"
+    return Check(
+        str(node_shape),
+        targets,
+        "",
+        "SPARQL",
+        _message(shapes, constraint, "SPARQL constraint violated"),
+        query,
+    )
 
 
 def _refuse_unknown(shapes: rdflib.Graph, shape: rdflib.term.Node, allowed: set) -> None:

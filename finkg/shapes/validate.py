@@ -135,7 +135,7 @@ def _run_checks(select: Callable[[str], list[dict[str, object]]], triples: int) 
                     focus=row["focus"].value,  # type: ignore[attr-defined]
                     shape=check.shape,
                     message=check.message,
-                    path=check.path,
+                    path=check.path or None,
                     value=None if value is None else value.value,  # type: ignore[attr-defined]
                 )
             )

@@ -1,0 +1,50 @@
+"""Reader outputs as RDF: the quads of each output kind, citing evidence by IRI.
+
+The reader sees evidence under short ids (`N1`, `F2`); `ids` maps them back to the
+evidence IRIs, which are what the graph cites.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Mapping
+
+from pyoxigraph import Literal, NamedNode, Quad
+
+from finkg.kg.ingest import common
+from finkg.ontology.terms import FKG, PROV, RDF
+from finkg.reader.schemas import ImpactPrediction
+
+
+def impact_quads(
+    prediction: ImpactPrediction,
+    *,
+    output: NamedNode,
+    anchor: NamedNode,
+    run: NamedNode,
+    as_of: dt.datetime,
+    ids: Mapping[str, NamedNode],
+    graph: NamedNode,
+) -> list[Quad]:
+    """An fkg:ImpactPrediction with one fkg:HorizonSignal per horizon."""
+    q = common.Quads(graph)
+    q.node(
+        output,
+        (RDF.type, FKG.ImpactPrediction),
+        (FKG.anchor, anchor),
+        (FKG.asOf, common.datetime(as_of)),
+        (PROV.wasGeneratedBy, run),
+        (FKG.reason, Literal(prediction.main_uncertainty)),
+    )
+    for horizon, signal in prediction.signals.by_horizon().items():
+        node = NamedNode(f"{output.value}/{horizon}D")
+        q.node(output, (FKG.signal, node))
+        q.node(
+            node,
+            (RDF.type, FKG.HorizonSignal),
+            (FKG.horizon, common.integer(horizon)),
+            (FKG.signalValue, common.integer(signal.value)),
+            (FKG.reason, Literal(signal.reason)),
+            *((FKG.cites, ids[i]) for i in signal.ids if i in ids),
+        )
+    return q.items
