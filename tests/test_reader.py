@@ -83,7 +83,9 @@ def test_prompt_hash_changes_with_any_input() -> None:
 
 def test_narrowed_schemas_allow_only_given_ids() -> None:
     schema = narrow_schema(ImpactPrediction.model_json_schema(), {"N1", "F1"})
-    assert schema["$defs"]["HorizonSignal"]["properties"]["ids"]["items"]["enum"] == ["F1", "N1"]
+    ids = schema["$defs"]["HorizonSignal"]["properties"]["ids"]
+    assert ids["items"]["enum"] == ["F1", "N1"]
+    assert ids["maxItems"] == 2  # a looping model cannot cite the same id forever
     answer = narrow_schema(Answer.model_json_schema(), {"C1"})
     assert answer["$defs"]["NumberClaim"]["properties"]["citation"]["enum"] == ["C1"]
 

@@ -52,7 +52,7 @@ def test_local_reader_writes_a_schema_valid_prediction_citing_given_ids(smollm: 
     from finkg.reader.llamacpp import LlamaCpp
 
     llm = LlamaCpp(smollm, model_id="smollm2-135m", n_ctx=2048, threads=2)
-    result = read(llm, prompt("impact"), VALUES, ImpactPrediction, allowed_ids=IDS, max_tokens=300)
+    result = read(llm, prompt("impact"), VALUES, ImpactPrediction, allowed_ids=IDS, max_tokens=768)
     assert result.json_valid, result.error
     assert result.invalid_citations == []  # the grammar cannot spell an id it was not given
     _check(result.output)  # type: ignore[arg-type]
@@ -67,6 +67,23 @@ def test_local_reader_writes_a_schema_valid_prediction_citing_given_ids(smollm: 
         )
         == scores
     )  # the same prompt scores the same
+
+
+def test_the_same_prompt_gets_the_same_reply_on_a_fresh_and_a_warm_model(smollm: Path) -> None:
+    """Regression: reusing the previous call's cached prefix changed the batch split and,
+    with it, the greedy reply (a looping reply on a fresh model, a short one on a warm one)."""
+    from finkg.reader.llamacpp import LlamaCpp
+
+    messages = prompt("impact").render(VALUES)
+    fresh = LlamaCpp(smollm, model_id="smollm2-135m", n_ctx=2048, threads=2)
+    first = fresh.generate(messages, ImpactPrediction.model_json_schema(), max_tokens=200)
+    again = fresh.generate(messages, ImpactPrediction.model_json_schema(), max_tokens=200)
+    assert again.text == first.text
+    other = prompt("impact").render({**VALUES, "headline": "Acme cuts its outlook"})
+    fresh.generate(other, max_tokens=20)  # a different prompt in between
+    assert fresh.generate(messages, ImpactPrediction.model_json_schema(), max_tokens=200).text == (
+        first.text
+    )
 
 
 def _free_port() -> int:
@@ -110,7 +127,7 @@ def test_openai_compatible_reader_against_llama_cpp_server(smollm: Path) -> None
                 time.sleep(0.1)
         llm = OpenAICompatible(f"http://127.0.0.1:{port}", model="smol")
         result = read(
-            llm, prompt("impact"), VALUES, ImpactPrediction, allowed_ids=IDS, max_tokens=300
+            llm, prompt("impact"), VALUES, ImpactPrediction, allowed_ids=IDS, max_tokens=768
         )
         assert result.json_valid, result.error
         _check(result.output)  # type: ignore[arg-type]

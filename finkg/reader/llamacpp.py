@@ -3,8 +3,13 @@
 Greedy decoding (temperature 0, fixed seed). A JSON schema becomes a llama.cpp grammar, so
 replies are well-formed JSON of the schema's shape (they are still validated). `score`
 gives each option's exact log-probability as the continuation of the chat prompt: the prompt
-is evaluated once (its longest prefix shared with the previous call is kept), then each
-option's tokens are evaluated after it.
+is evaluated once, then each option's tokens are evaluated after it.
+
+Every call starts from an empty context. Reusing the prefix cached by the previous call
+changes how the prompt is split into batches, and with it the low bits of the logits: with
+SmolLM2 the same messages gave a looping reply on a fresh model and a short valid one on a
+warm one. A frozen reader must answer the same prompt the same way (finkg's output cache
+relies on it), so prompts are always evaluated whole.
 """
 
 from __future__ import annotations
@@ -82,6 +87,7 @@ class LlamaCpp:
         check_messages(messages)
         grammar = _grammar(json.dumps(schema, sort_keys=True)) if schema is not None else None
         started = time.perf_counter()
+        self.llm.reset()  # evaluate the whole prompt: see the module docstring
         try:
             reply = self.llm.create_chat_completion(
                 messages=list(messages),
@@ -106,16 +112,15 @@ class LlamaCpp:
     def _tokens(self, text: str, *, prompt: bool) -> list[int]:
         return self.llm.tokenize(text.encode("utf-8"), add_bos=prompt, special=prompt)
 
-    def _eval_prefix(self, tokens: list[int]) -> None:
-        """Evaluate `tokens`, keeping what is already evaluated of them."""
-        llm = self.llm
-        kept = 0
-        limit = min(llm.n_tokens, len(tokens) - 1)  # the last token is always re-evaluated
-        current = llm.input_ids[:limit]
-        while kept < limit and current[kept] == tokens[kept]:
-            kept += 1
-        llm.n_tokens = kept
-        llm.eval(tokens[kept:])
+    def _eval_prompt(self, tokens: list[int]) -> None:
+        """Evaluate `tokens` from an empty context (see the module docstring)."""
+        if len(tokens) >= self.llm.n_ctx():
+            raise ReaderError(
+                f"{self.model_id}: a prompt of {len(tokens)} tokens does not fit the "
+                f"context window of {self.llm.n_ctx()}"
+            )
+        self.llm.reset()
+        self.llm.eval(tokens)
 
     def _log_softmax(self) -> np.ndarray:
         logits = np.ctypeslib.as_array(
@@ -130,7 +135,7 @@ class LlamaCpp:
         if not options:
             raise InputError("nothing to score", field="options")
         prompt = self._tokens(self.prompt_text(messages), prompt=True)
-        self._eval_prefix(prompt)
+        self._eval_prompt(prompt)
         first = self._log_softmax()
         scores = {}
         for option in options:
@@ -143,6 +148,5 @@ class LlamaCpp:
                 for previous, token in itertools.pairwise(tokens):
                     self.llm.eval([previous])
                     logprob += float(self._log_softmax()[token])
-                self.llm.n_tokens = len(prompt) - 1  # next call re-evaluates the last token
             scores[option] = logprob
         return scores

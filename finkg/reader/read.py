@@ -149,7 +149,8 @@ CITATION_FIELDS = frozenset({"ids", "citations", "citation", "evidence", "select
 
 def narrow_schema(schema: Mapping[str, Any], allowed: Collection[str]) -> dict[str, Any]:
     """`schema` with every citation field limited to the `allowed` ids, so that a
-    grammar-constrained reader cannot even spell an id it was not given."""
+    grammar-constrained reader cannot even spell an id it was not given, and citation
+    lists to at most as many entries as there are ids."""
     choices = sorted(allowed)
 
     def walk(node: Any) -> Any:
@@ -159,7 +160,9 @@ def narrow_schema(schema: Mapping[str, Any], allowed: Collection[str]) -> dict[s
                 if name not in CITATION_FIELDS or not isinstance(prop, dict):
                     continue
                 if prop.get("type") == "array":
+                    # bounded too: a looping model would otherwise cite one id forever
                     prop["items"] = {"type": "string", "enum": choices}
+                    prop["maxItems"] = len(choices)
                 elif prop.get("type") == "string":
                     prop["enum"] = choices or [""]
             return out
