@@ -48,6 +48,8 @@ def _example(i: queries.Input) -> object:
         value: object = NamedNode(ID + "x")
     elif i.type == "dateTime":
         value = to_term("2020-01-01T00:00:00Z", "dateTime")
+    elif i.type == "date":
+        value = to_term("2020-01-01", "date")
     else:
         value = to_term("1", i.type)
     return [value] if i.many else value
