@@ -81,6 +81,7 @@ class FKG:
     Recommendation = _fkg("Recommendation")
     Run = _fkg("Run")
     SourceDocument = _fkg("SourceDocument")
+    SourceMemory = _fkg("SourceMemory")
     Transaction = _fkg("Transaction")
     Transition = _fkg("Transition")
     # object properties
@@ -98,6 +99,7 @@ class FKG:
     fromState = _fkg("fromState")
     issuedBy = _fkg("issuedBy")
     lifecycleState = _fkg("lifecycleState")
+    memory = _fkg("memory")
     mentions = _fkg("mentions")
     newsItem = _fkg("newsItem")
     recommends = _fkg("recommends")
@@ -181,6 +183,7 @@ class FKG:
     transactionType = _fkg("transactionType")
     units = _fkg("units")
     validationStatus = _fkg("validationStatus")
+    variant = _fkg("variant")
     volume = _fkg("volume")
     # concept schemes
     EventTypes = _fkg("EventTypes")
