@@ -519,6 +519,56 @@ def stats(ctx: click.Context, as_json: bool, store: str | None) -> None:
     out.print(table)
 
 
+@cli.command(name="index")
+@click.option(
+    "--classes",
+    metavar="NAMES",
+    help="Evidence classes to index: comma-separated fkg: names or IRIs "
+    "[default: NewsArticle,FilingPassage,DocumentChunk].",
+)
+@click.option("--no-vectors", is_flag=True, help="Refresh only the BM25 text index.")
+@store_option
+@click.pass_context
+def index_command(
+    ctx: click.Context, classes: str | None, no_vectors: bool, store: str | None
+) -> None:
+    """Build or refresh the text (BM25) and vector indexes over evidence text.
+
+    Incremental: only new or changed nodes are tokenized and embedded (with the packaged
+    MiniLM), removed ones are dropped, and each index is saved atomically. The indexes live
+    beside an on-disk store (STORE.indexes/), or under $FINKG_HOME/cache/indexes/ for a
+    remote endpoint.
+    """
+    from finkg.retrieval.indexes import parse_classes, refresh_indexes
+
+    settings = _settings(ctx)
+    chosen = parse_classes(classes)
+    with _open(ctx, store, read_only=True) as s, _progress() as bar:
+        task = bar.add_task("index", total=None)
+        reports = refresh_indexes(
+            s,
+            settings,
+            classes=chosen,
+            vectors=not no_vectors,
+            progress=lambda stage, done, total: bar.update(
+                task, description=stage, completed=done, total=total
+            ),
+        )
+        generation = s.generation()
+    out.print(f"indexes of {s.location} (generation {generation}): {reports.directory}")
+    out.print(_refresh_line("text", reports.text, reports.text_nodes), highlight=False)
+    if reports.vectors is not None:
+        name = f"vectors ({reports.model_id})"
+        out.print(_refresh_line(name, reports.vectors, reports.vector_nodes), highlight=False)
+
+
+def _refresh_line(name: str, r: Any, nodes: int | None) -> str:
+    return (
+        f"{name}: {r.added} added, {r.changed} changed, {r.removed} removed, "
+        f"{r.unchanged} unchanged in {r.seconds:.1f} s; {nodes} nodes"
+    )
+
+
 def _curie(iri: str) -> str:
     from finkg.ontology.terms import PREFIXES
 

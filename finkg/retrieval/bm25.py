@@ -25,6 +25,9 @@ import numpy as np
 
 K1 = 1.5
 B = 0.75
+# Names `tokenize` as it is now; persisted indexes record it and refuse another. Bump it on
+# any change to the pattern, the stop words or the stemmer.
+TOKENIZER_ID = "finkg-words-en-snowball/1"
 _WORD = re.compile(r"[a-z0-9]+(?:[.,][0-9]+)*%?")
 
 

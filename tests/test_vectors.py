@@ -1,0 +1,283 @@
+"""The persisted vector index: each text embedded once, incremental refresh, staleness,
+reopening, refusing another embedder, FAISS HNSW against exact search, failed saves and
+checkpoints; one test with the real packaged MiniLM."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+from pyoxigraph import Literal, NamedNode, Quad
+
+from finkg.cli import cli
+from finkg.config import Settings
+from finkg.errors import InputError
+from finkg.kg.ingest import IngestOptions, ingest, loader
+from finkg.kg.store import BaseStore, open_store
+from finkg.ontology.terms import FKG, RDF
+from finkg.retrieval import vectors as vectors_module
+from finkg.retrieval.embed import HashEmbedder
+from finkg.retrieval.indexes import index_dir, refresh_indexes
+from finkg.retrieval.persist import NotIndexedError
+from finkg.retrieval.vectors import VectorIndex
+
+NEWS = {
+    "guidance": "Acme raises guidance",
+    "recall": "Acme recalls widgets",
+    "oil": "Oil prices fall",
+    "merger": "Beta agrees merger",
+}
+
+
+class Counting:
+    """An embedder that records every text it is asked for (and can fail after `fail_after`)."""
+
+    def __init__(self, dim: int = 32, fail_after: int | None = None) -> None:
+        self.inner = HashEmbedder(dim=dim)
+        self.model_id, self.dim = self.inner.model_id, dim
+        self.texts: list[str] = []
+        self.fail_after = fail_after
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        if self.fail_after is not None and len(self.texts) + len(texts) > self.fail_after:
+            raise KeyboardInterrupt
+        self.texts.extend(texts)
+        return self.inner.embed(texts)
+
+
+def add_news(store: BaseStore, folder: Path, keys: list[str], *, day: int = 1) -> None:
+    path = folder / f"news-{'-'.join(keys)}.jsonl"
+    records = [
+        {
+            "symbol": "ZQAW",
+            "publishedDate": f"2019-03-{day:02d} 09:{i:02d}:00",
+            "title": NEWS[key],
+            "site": "wire",
+            "text": "",
+            "url": f"https://example.org/news/{key}",
+        }
+        for i, key in enumerate(keys)
+    ]
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    ingest(store, "news", loader("news"), [path], IngestOptions(graphs=store.graphs))
+
+
+def node_of(store: BaseStore, title: str) -> NamedNode:
+    rows = store.select(
+        "PREFIX fkg: <https://w3id.org/finkg/ns#> SELECT ?n WHERE { GRAPH ?g { "
+        f"?n a fkg:NewsArticle ; fkg:text {Literal(title)} }} }}"
+    )
+    (row,) = list(rows)
+    return row["n"]  # type: ignore[return-value]
+
+
+def open_index(folder: Path, embedder: Counting, **options: object) -> VectorIndex:
+    return VectorIndex.open(folder, model_id=embedder.model_id, dim=embedder.dim, **options)
+
+
+@pytest.fixture
+def built(store: BaseStore, tmp_path: Path) -> tuple[BaseStore, VectorIndex, Counting]:
+    add_news(store, tmp_path, ["guidance", "recall", "oil"])
+    embedder = Counting()
+    index = open_index(tmp_path / "vectors", embedder)
+    index.refresh(store, embedder)
+    return store, index, embedder
+
+
+def test_search_finds_the_node_by_cosine(built) -> None:
+    store, index, embedder = built
+    assert sorted(embedder.texts) == sorted(NEWS[k] for k in ("guidance", "recall", "oil"))
+    hits = index.search(embedder.embed(["Oil prices fall"])[0], 3)
+    assert hits[0][0] == node_of(store, "Oil prices fall")
+    assert hits[0][1] == pytest.approx(1.0, abs=1e-5) and len(hits) == 3
+    assert hits[0][1] >= hits[1][1] >= hits[2][1]
+    node = node_of(store, "Acme recalls widgets")
+    assert np.allclose(index.vectors([node])[0], embedder.embed(["Acme recalls widgets"])[0])
+    assert [n for n, _ in index.search(embedder.embed(["oil"])[0], 3, among=[node])] == [node]
+
+
+def test_each_text_is_embedded_once(built, tmp_path: Path) -> None:
+    store, index, embedder = built
+    embedder.texts.clear()
+    add_news(store, tmp_path, ["merger"], day=2)
+    report = index.refresh(store, embedder)
+    assert (report.added, report.changed, report.removed, report.unchanged) == (1, 0, 0, 3)
+    assert embedder.texts == ["Beta agrees merger"]
+    embedder.texts.clear()
+    assert index.refresh(store, embedder).unchanged == 4 and embedder.texts == []
+    reopened = open_index(tmp_path / "vectors", embedder)
+    assert reopened.refresh(store, embedder).unchanged == 4 and embedder.texts == []
+
+
+def test_a_changed_text_is_embedded_again(built) -> None:
+    store, index, embedder = built
+    node = node_of(store, "Oil prices fall")
+    store.update(
+        "PREFIX fkg: <https://w3id.org/finkg/ns#> "
+        f"DELETE {{ GRAPH ?g {{ {node} fkg:text ?t }} }} "
+        f'INSERT {{ GRAPH ?g {{ {node} fkg:text "Copper rallies" }} }} '
+        f"WHERE {{ GRAPH ?g {{ {node} fkg:text ?t }} }}"
+    )
+    embedder.texts.clear()
+    report = index.refresh(store, embedder)
+    assert (report.changed, report.unchanged, embedder.texts) == (1, 2, ["Copper rallies"])
+    assert np.allclose(index.vectors([node])[0], embedder.embed(["Copper rallies"])[0])
+
+
+def test_a_removed_node_disappears(built) -> None:
+    store, index, embedder = built
+    node = node_of(store, "Acme recalls widgets")
+    store.update(f"DELETE WHERE {{ GRAPH ?g {{ {node} ?p ?o }} }}")
+    report = index.refresh(store, embedder)
+    assert (report.removed, len(index)) == (1, 2)
+    assert node not in [n for n, _ in index.search(embedder.embed([NEWS["recall"]])[0], 5)]
+    with pytest.raises(NotIndexedError, match="refresh the index"):
+        index.vectors([node])
+
+
+def test_stale_before_and_after_refresh(store: BaseStore, tmp_path: Path) -> None:
+    embedder = Counting()
+    index = open_index(tmp_path / "vectors", embedder)
+    assert index.stale(store)
+    index.refresh(store, embedder)
+    assert not index.stale(store) and len(index) == 0
+    add_news(store, tmp_path, ["oil"])
+    assert index.stale(store)
+    index.refresh(store, embedder)
+    assert not index.stale(store) and index.generation == store.generation()
+
+
+def test_reopening_gives_identical_results(built, tmp_path: Path) -> None:
+    store, index, embedder = built
+    again = open_index(tmp_path / "vectors", embedder)
+    nodes = [node_of(store, t) for t in ("Oil prices fall", "Acme raises guidance")]
+    assert np.array_equal(again.vectors(nodes), index.vectors(nodes))
+    query = embedder.embed(["acme guidance"])[0]
+    assert again.search(query, 3) == index.search(query, 3)
+    assert (len(again), again.generation, again.stale(store)) == (3, store.generation(), False)
+
+
+def test_another_embedder_is_refused(built, tmp_path: Path) -> None:
+    store, _, embedder = built
+    with pytest.raises(InputError) as e:
+        VectorIndex.open(tmp_path / "vectors", model_id="other-model", dim=embedder.dim)
+    assert "model_id='hash-32'" in str(e.value) and "other-model" in str(e.value)
+    with pytest.raises(InputError, match=r"dim=32.*not the 64"):
+        VectorIndex.open(tmp_path / "vectors", model_id=embedder.model_id, dim=64)
+    with pytest.raises(InputError, match="hash-16"):
+        open_index(tmp_path / "vectors", embedder).refresh(store, HashEmbedder(dim=16))
+    with pytest.raises(InputError, match=r"dim.*got 0"):
+        VectorIndex.open(tmp_path / "other", model_id="m", dim=0)
+    with pytest.raises(InputError, match=r"5 dimensions|got 5"):
+        open_index(tmp_path / "vectors", embedder).search(np.ones(5), 1)
+
+
+def write_many(store: BaseStore, n: int) -> list[NamedNode]:
+    words = "rates oil guidance merger recall copper dividend buyback lawsuit chip".split()
+    rng = np.random.default_rng(3)
+    nodes, quads = [], []
+    for i in range(n):
+        node = NamedNode(f"https://e.org/news/{i:04d}")
+        text = " ".join(rng.choice(words, size=4)) + f" item {i}"
+        quads += [
+            Quad(node, RDF.type, FKG.NewsArticle, store.graphs.news),
+            Quad(node, FKG.text, Literal(text), store.graphs.news),
+        ]
+        nodes.append(node)
+    store.write(add=quads, note="many")
+    return nodes
+
+
+def test_faiss_hnsw_agrees_with_exact_search(tmp_path: Path) -> None:
+    store, embedder = open_store(None), Counting(dim=48)
+    nodes = write_many(store, 400)
+    hnsw = open_index(tmp_path / "vectors", embedder, faiss_threshold=100)
+    hnsw.refresh(store, embedder)
+    manifest = json.loads((tmp_path / "vectors" / "manifest.json").read_text())
+    folder = tmp_path / "vectors" / manifest["data"]
+    assert (folder / "hnsw.faiss").exists()
+    exact = open_index(tmp_path / "vectors", embedder)  # default threshold: exact search
+    reloaded = open_index(tmp_path / "vectors", embedder, faiss_threshold=100)
+    assert reloaded._data.hnsw is not None and exact._data.hnsw is None  # read from disk
+    for node in nodes[::40]:
+        query = exact.vectors([node])[0]
+        top = exact.search(query, 5)
+        assert top[0][0] == node
+        for index in (hnsw, reloaded):
+            approx = index.search(query, 5)
+            assert approx[0][0] == top[0][0]
+            assert approx[0][1] == pytest.approx(top[0][1], abs=1e-5)
+    assert hnsw.search(query, 3, among=nodes[:2]) == exact.search(query, 3, among=nodes[:2])
+
+
+def test_a_failed_save_leaves_the_old_index_readable(built, tmp_path: Path, monkeypatch) -> None:
+    store, index, embedder = built
+    query = embedder.embed(["acme"])[0]
+    before = index.search(query, 5)
+
+    def half_written(self, folder: Path) -> None:
+        np.save(folder / "vectors.npy", np.zeros((1, 2)))
+        raise OSError("disk full")
+
+    add_news(store, tmp_path, ["merger"], day=2)
+    monkeypatch.setattr(vectors_module._Data, "write", half_written)
+    with pytest.raises(OSError, match="disk full"):
+        index.refresh(store, embedder)
+    reopened = open_index(tmp_path / "vectors", embedder)
+    assert reopened.search(query, 5) == before and len(reopened) == 3 and reopened.stale(store)
+    assert len([p for p in (tmp_path / "vectors").iterdir() if p.is_dir()]) == 1
+
+
+def test_an_interrupted_refresh_resumes_from_its_checkpoint(tmp_path: Path) -> None:
+    store = open_store(None)
+    write_many(store, 10)
+    failing = Counting(fail_after=7)
+    index = open_index(tmp_path / "vectors", failing)
+    with pytest.raises(KeyboardInterrupt):
+        index.refresh(store, failing, batch_size=2, checkpoint=4)
+    saved = open_index(tmp_path / "vectors", failing)
+    assert len(saved) == 4 and saved.stale(store)  # one checkpoint after four texts
+    counting = Counting()
+    report = saved.refresh(store, counting, batch_size=2, checkpoint=4)
+    assert (report.added, report.unchanged, len(counting.texts)) == (6, 4, 6)
+    assert not saved.stale(store) and len(saved) == 10
+
+
+def test_refresh_indexes_fills_both_indexes(store: BaseStore, tmp_path: Path) -> None:
+    settings, embedder = Settings(home=tmp_path / "home"), Counting()
+    add_news(store, tmp_path, ["guidance", "oil"])
+    stages: list[str] = []
+    reports = refresh_indexes(
+        store, settings, embedder=embedder, progress=lambda stage, *_: stages.append(stage)
+    )
+    assert reports.directory == index_dir(store.location, settings)
+    assert (reports.text.added, reports.text_nodes, reports.vector_nodes) == (2, 2, 2)
+    assert (reports.directory / "text" / "manifest.json").exists()
+    assert (reports.directory / "vectors" / "hash-32" / "manifest.json").exists()
+    assert "text: tokenize" in stages and "vectors: embed" in stages
+    again = refresh_indexes(store, settings, embedder=embedder, vectors=False)
+    assert (again.text.unchanged, again.vectors, len(embedder.texts)) == (2, None, 2)
+
+
+@pytest.mark.model
+def test_the_index_command_embeds_with_the_packaged_minilm(tmp_path: Path) -> None:
+    from finkg.retrieval.embed import MiniLM
+
+    location = tmp_path / "store"
+    with open_store(location) as s:
+        add_news(s, tmp_path, ["guidance", "recall", "oil"])
+    env = {"FINKG_HOME": str(tmp_path / "home"), "FINKG_THREADS": "1"}
+    result = CliRunner().invoke(cli, ["index", "--store", str(location)], env=env)
+    assert result.exit_code == 0, result.output
+    assert "vectors (all-MiniLM-L6-v2" in result.output and "3 added" in result.output
+    model = MiniLM(threads=1)
+    folder = next((tmp_path / "store.indexes" / "vectors").iterdir())
+    index = VectorIndex.open(folder, model_id=model.model_id, dim=model.dim)
+    hits = index.search(model.embed(["crude oil became cheaper"])[0], 3)
+    with open_store(location, read_only=True) as s:
+        assert hits[0][0] == node_of(s, "Oil prices fall")
+    assert 0.3 < hits[0][1] <= 1.0
