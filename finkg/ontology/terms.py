@@ -58,6 +58,7 @@ class FKG:
     # classes
     Answer = _fkg("Answer")
     Asset = _fkg("Asset")
+    BankEntry = _fkg("BankEntry")
     Citation = _fkg("Citation")
     Commit = _fkg("Commit")
     Company = _fkg("Company")
@@ -109,6 +110,7 @@ class FKG:
     # datatype properties
     accessionNumber = _fkg("accessionNumber")
     adjClose = _fkg("adjClose")
+    answerText = _fkg("answerText")
     asOf = _fkg("asOf")
     assetCategory = _fkg("assetCategory")
     assetSubCategory = _fkg("assetSubCategory")
@@ -143,6 +145,7 @@ class FKG:
     open = _fkg("open")
     parameters = _fkg("parameters")
     passageIndex = _fkg("passageIndex")
+    period = _fkg("period")
     periodAveragePrice = _fkg("periodAveragePrice")
     periodEndDate = _fkg("periodEndDate")
     periodEndPrice = _fkg("periodEndPrice")
