@@ -1,0 +1,223 @@
+"""Point-in-time candidate pools for event anchors (paper 000 §3.3, DESIGN §5).
+
+For an anchor with decision time t_d, one SPARQL query (`pool_candidates.rq`) returns the
+eligible evidence: about the anchor's company or a same-sector peer, of the chosen source
+families, available strictly before t_d, with the anchor, same-URL and same-title items
+left out. Then, on that eligible set only:
+
+1. near-duplicates of the anchor go: the anchor's connected component in the graph whose
+   edges join items with embedding cosine >= `near_duplicate` (networkx);
+2. static relevance r(q, d): BM25 of the anchor's headline and the dense cosine with the
+   anchor's embedding, fused (min-max with equal weights, or RRF) over this set. BM25's
+   statistics come from the eligible set itself, so no later document can move a score;
+3. the pool: the `size` (M0 = 20) most relevant, near-duplicates of one another collapsed
+   to their best member, with at most `peer_share` (20 %) of the slots for peers.
+
+Token lists and embeddings come from the indexes (`TextSource`, `VectorSource`), computed
+once per node at indexing: a frozen tokenizer and embedder give a node the same tokens
+and vector whatever the decision time, so using them leaks nothing.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Protocol
+
+import networkx as nx
+import numpy as np
+from pyoxigraph import NamedNode
+
+from finkg import queries
+from finkg.errors import InputError
+from finkg.kg.store import BaseStore
+from finkg.ontology.terms import FKG
+from finkg.retrieval.bm25 import bm25_scores, tokenize
+from finkg.retrieval.fuse import FUSIONS, Fusion, fuse
+
+
+class TextSource(Protocol):
+    def tokens(self, iris: Sequence[NamedNode]) -> list[list[str]]: ...
+
+
+class VectorSource(Protocol):
+    def vectors(self, iris: Sequence[NamedNode]) -> np.ndarray: ...
+
+
+@dataclass(frozen=True, kw_only=True)
+class PoolSpec:
+    """How pools are drawn; checked when built."""
+
+    size: int = 20  # M0
+    peer_share: float = 0.2
+    families: tuple[NamedNode, ...] = (FKG.News, FKG.SecFiling)
+    lookback_days: int = 365
+    near_duplicate: float = 0.9
+    fusion: Fusion = "minmax"
+
+    def __post_init__(self) -> None:
+        checks = [
+            ("size", self.size >= 1, "at least 1 (paper 000 uses 20)"),
+            ("peer_share", 0 <= self.peer_share <= 1, "between 0 and 1 (paper 000: 0.2)"),
+            ("families", len(self.families) > 0, "at least one source family"),
+            ("lookback_days", self.lookback_days >= 1, "at least 1 day"),
+            ("near_duplicate", 0 < self.near_duplicate <= 1, "a cosine in (0, 1]"),
+            ("fusion", self.fusion in FUSIONS, "minmax or rrf"),
+        ]
+        for name, ok, hint in checks:
+            if not ok:
+                raise InputError(f"must be {hint}", field=name, value=getattr(self, name))
+
+    @property
+    def max_peers(self) -> int:
+        return int(self.size * self.peer_share + 1e-9)
+
+
+@dataclass(frozen=True)
+class Candidate:
+    evidence: NamedNode
+    family: NamedNode
+    available_at: dt.datetime
+    peer: bool
+    bm25: float
+    dense: float
+    relevance: float  # the fused static score r(q, d)
+
+
+@dataclass(frozen=True)
+class Pool:
+    anchor: NamedNode
+    decision_time: dt.datetime
+    candidates: tuple[Candidate, ...]  # best first, at most spec.size
+    eligible: int  # what the query returned
+    removed: dict[str, int] = field(default_factory=dict)  # near-duplicate, duplicate, peer cap
+
+
+def eligible_rows(
+    store: BaseStore,
+    *,
+    anchor: NamedNode,
+    company: NamedNode,
+    decision_time: dt.datetime,
+    spec: PoolSpec,
+) -> list[tuple[NamedNode, NamedNode, dt.datetime, bool]]:
+    """The query's rows: (evidence, family, availableAt, peer), in a stable order."""
+    if decision_time.tzinfo is None:
+        raise InputError(
+            "the decision time needs a zone", field="decision_time", value=str(decision_time)
+        )
+    rows = queries.run(
+        store,
+        "pool_candidates",
+        {
+            "anchor": anchor,
+            "company": company,
+            "family": list(spec.families),
+            "before": decision_time,
+            "since": decision_time - dt.timedelta(days=spec.lookback_days),
+        },
+        default_graphs=_evidence_graphs(store),
+    )
+    out = {}
+    for r in rows:  # type: ignore[union-attr]
+        iri = r["evidence"]
+        peer = r["peer"].value == "true"  # type: ignore[union-attr]
+        if iri in out and not peer:  # about the company and a peer: it is the company's
+            out[iri] = (*out[iri][:3], False)
+        elif iri not in out:
+            at = dt.datetime.fromisoformat(r["availableAt"].value)  # type: ignore[union-attr]
+            out[iri] = (iri, r["family"], at, peer)
+    return sorted(out.values(), key=lambda row: (row[2], row[0].value))  # type: ignore[return-value, union-attr]
+
+
+def _evidence_graphs(store: BaseStore) -> list[NamedNode]:
+    g = store.graphs
+    return [g.news, g.filings, g.documents, g.market]  # never a user's graph
+
+
+def build_pool(
+    store: BaseStore,
+    *,
+    anchor: NamedNode,
+    company: NamedNode,
+    decision_time: dt.datetime,
+    query: str,
+    texts: TextSource,
+    vectors: VectorSource,
+    spec: PoolSpec | None = None,
+) -> Pool:
+    """The anchor's pool (module docstring); `query` is the anchor's headline."""
+    spec = spec or PoolSpec()
+    rows = eligible_rows(
+        store, anchor=anchor, company=company, decision_time=decision_time, spec=spec
+    )
+    removed = {"near-duplicate of the anchor": 0, "near-duplicate in the pool": 0, "peer cap": 0}
+    if not rows:
+        return Pool(anchor, decision_time, (), 0, removed)
+    iris = [r[0] for r in rows]
+    vecs = vectors.vectors(iris)
+    anchor_vec = vectors.vectors([anchor])[0]
+    dense = vecs @ anchor_vec
+    cluster = anchor_cluster(anchor_vec, vecs, spec.near_duplicate)
+    removed["near-duplicate of the anchor"] = len(cluster)
+    keep = [i for i in range(len(rows)) if i not in cluster]
+    if not keep:
+        return Pool(anchor, decision_time, (), len(rows), removed)
+    bm25 = bm25_scores(tokenize([query])[0], texts.tokens([iris[i] for i in keep]))
+    relevance = fuse([bm25, dense[keep]], method=spec.fusion)
+    order = sorted(range(len(keep)), key=lambda j: (-relevance[j], iris[keep[j]].value))
+    chosen: list[Candidate] = []
+    peers = 0
+    window = order[: 3 * spec.size]  # near-duplicates among the best are collapsed
+    best_of = _best_of_components(vecs[[keep[j] for j in window]], spec.near_duplicate)
+    for pos, j in enumerate(window):
+        if best_of[pos] != pos:
+            removed["near-duplicate in the pool"] += 1
+            continue
+        i = keep[j]
+        iri, family, at, peer = rows[i]
+        if peer and peers >= spec.max_peers:
+            removed["peer cap"] += 1
+            continue
+        peers += peer
+        chosen.append(
+            Candidate(iri, family, at, peer, float(bm25[j]), float(dense[i]), float(relevance[j]))
+        )
+        if len(chosen) == spec.size:
+            break
+    return Pool(anchor, decision_time, tuple(chosen), len(rows), removed)
+
+
+def anchor_cluster(anchor_vec: np.ndarray, vecs: np.ndarray, threshold: float) -> set[int]:
+    """Indices of `vecs` in the anchor's connected component of the near-duplicate graph."""
+    graph = nx.Graph()
+    graph.add_node(-1)
+    frontier, seen = [-1], {-1}
+    while frontier:
+        probes = np.stack([anchor_vec if f == -1 else vecs[f] for f in frontier])
+        sims = vecs @ probes.T
+        nxt = []
+        for col, f in enumerate(frontier):
+            for j in np.flatnonzero(sims[:, col] >= threshold):
+                graph.add_edge(f, int(j))
+                if int(j) not in seen:
+                    seen.add(int(j))
+                    nxt.append(int(j))
+        frontier = nxt
+    return set(nx.node_connected_component(graph, -1)) - {-1}
+
+
+def _best_of_components(vecs: np.ndarray, threshold: float) -> list[int]:
+    """For each row (in rank order), the first row of its near-duplicate component."""
+    graph = nx.Graph()
+    graph.add_nodes_from(range(len(vecs)))
+    sims = vecs @ vecs.T
+    rows, cols = np.nonzero(np.triu(sims >= threshold, k=1))
+    graph.add_edges_from(zip(rows.tolist(), cols.tolist(), strict=True))
+    first = {}
+    for component in nx.connected_components(graph):
+        best = min(component)
+        for node in component:
+            first[node] = best
+    return [first[i] for i in range(len(vecs))]
