@@ -9,6 +9,8 @@ ingesting the same input twice adds nothing.
 'https://w3id.org/finkg/id/bar/AAPL/2020-05-01'
 >>> mint("news", "https://example.com/a?b=1").value
 'https://w3id.org/finkg/id/news/~6cb547ac73ee23b7a1582362e5f81431'
+>>> readable_keys("company", mint("company", "AAPL"))
+('AAPL',)
 """
 
 from __future__ import annotations
@@ -50,3 +52,17 @@ def _mint(kind: str, parts: tuple[str, ...], base: str) -> NamedNode:
     else:
         tail = "~" + key_hash(*parts)
     return NamedNode(f"{base}{kind}/{tail}")
+
+
+def readable_keys(
+    kind: str, iri: NamedNode, *, base: str = DEFAULT_BASE_IRI
+) -> tuple[str, ...] | None:
+    """The keys a readable `kind` IRI was minted from; None for a hashed or foreign IRI.
+
+    Tickers are readable keys, so a company node's ticker is known from its IRI even where
+    no companies file was loaded (the news and price loaders only point at the node)."""
+    prefix = f"{base}{kind}/"
+    if not iri.value.startswith(prefix) or iri.value[len(prefix) :].startswith("~"):
+        return None
+    keys = tuple(iri.value[len(prefix) :].split("/"))
+    return keys if all(_READABLE.fullmatch(k) for k in keys) else None

@@ -1,0 +1,136 @@
+"""The prequential runner (paper 000 §4.1): predictions and feedback interleaved in time order.
+
+Anchors are taken in decision-time order. Before each decision, every signal whose label
+matured since the last feedback (a session close has passed) is fed back, so the memory a
+decision reads holds exactly the matured feedback of earlier predictions, as it would have
+live. The memory query itself also keeps only updates matured strictly before the decision,
+so the order of writes can never leak a label; the runner just makes the feedback exist in
+time. Class weights and the shuffled-label mix come from a validation period, fixed before
+the run.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from pyoxigraph import NamedNode
+
+from finkg.evaluation.labels import PriceTable, span_needed
+from finkg.kg.calendar import MarketCalendar
+from finkg.kg.store import BaseStore
+from finkg.reader.llm import LLM
+from finkg.reader.read import OutputCache
+from finkg.retrieval.memory import HORIZONS, SourceMemory
+from finkg.retrieval.pools import TextSource, VectorSource
+from finkg.tasks.anchors import Anchor
+from finkg.tasks.feedback import FeedbackReport, feedback
+from finkg.tasks.impact import ImpactConfig, ImpactResult, predict
+
+FEEDBACK_LOOKBACK_SESSIONS = 10  # signals older than this have all matured and been fed back
+
+
+@dataclass
+class RunSummary:
+    predictions: int = 0
+    json_invalid: int = 0
+    results: list[ImpactResult] = field(default_factory=list)
+    feedback: FeedbackReport = field(default_factory=FeedbackReport)
+
+
+def load_prices(
+    store: BaseStore, anchors: Sequence[Anchor], *, proxy: str, calendar: MarketCalendar
+) -> PriceTable:
+    """The adjusted closes labels need for `anchors` (every ticker and the proxy)."""
+    if not anchors:
+        return PriceTable({})
+    first, last = span_needed(
+        calendar, anchors[0].prediction_day, anchors[-1].prediction_day, horizon=max(HORIZONS)
+    )
+    return PriceTable.load(store, {a.ticker for a in anchors} | {proxy}, first=first, last=last)
+
+
+def run_prequential(
+    store: BaseStore,
+    anchors: Sequence[Anchor],
+    *,
+    llm: LLM,
+    texts: TextSource,
+    vectors: VectorSource,
+    memory: SourceMemory | None,
+    calendar: MarketCalendar,
+    weights: Mapping[int, Mapping[int, float]],
+    mix: Mapping[int, Mapping[int, float]] | None = None,
+    config: ImpactConfig | None = None,
+    cache: OutputCache | None = None,
+    prices: PriceTable | None = None,
+    progress: Callable[[int, int], None] | None = None,
+    keep_results: bool = True,
+) -> RunSummary:
+    """Predict every anchor in decision-time order, feeding back matured labels as time passes."""
+    config = config or ImpactConfig()
+    ordered = sorted(anchors, key=lambda a: (a.decision_time, a.news.value))
+    summary = RunSummary()
+    if memory is not None and prices is None:
+        prices = load_prices(store, ordered, proxy=config.proxy, calendar=calendar)
+    done: set[tuple[NamedNode, int]] = set()
+    last_feedback: dt.datetime | None = None
+    for i, anchor in enumerate(ordered):
+        if memory is not None and _a_close_passed(calendar, last_feedback, anchor.decision_time):
+            first_day = (
+                calendar.session_offset(anchor.prediction_day, -FEEDBACK_LOOKBACK_SESSIONS)
+                if last_feedback is not None
+                else calendar.session_offset(ordered[0].prediction_day, -FEEDBACK_LOOKBACK_SESSIONS)
+            )
+            report = feedback(
+                store,
+                memory,
+                as_of=anchor.decision_time,
+                first_day=first_day,
+                prices=prices,  # type: ignore[arg-type]
+                calendar=calendar,
+                proxy=config.proxy,
+                weights=weights,
+                mix=mix,
+                skip=done,
+            )
+            _merge(summary.feedback, report)
+            last_feedback = anchor.decision_time
+        result = predict(
+            store,
+            anchor,
+            llm=llm,
+            texts=texts,
+            vectors=vectors,
+            memory=memory,
+            config=config,
+            cache=cache,
+        )
+        summary.predictions += result.prediction is not None
+        summary.json_invalid += result.prediction is None
+        if keep_results:
+            summary.results.append(result)
+        if progress is not None:
+            progress(i + 1, len(ordered))
+    return summary
+
+
+def _a_close_passed(calendar: MarketCalendar, last: dt.datetime | None, now: dt.datetime) -> bool:
+    """Whether a session closed in (last, now]: only then can a new label have matured."""
+    if last is None:
+        return True
+    day = last.date()
+    if calendar.is_session(day) and last < calendar.session_close(day) <= now:
+        return True
+    nxt = calendar.next_session(day)
+    return calendar.session_close(nxt) <= now
+
+
+def _merge(total: FeedbackReport, part: FeedbackReport) -> None:
+    total.signals += part.signals
+    total.outcomes += part.outcomes
+    total.updates += part.updates
+    total.uncited += part.uncited
+    for reason, n in part.no_label.items():
+        total.no_label[reason] = total.no_label.get(reason, 0) + n
