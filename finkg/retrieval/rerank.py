@@ -1,0 +1,150 @@
+"""Reranking retrieved passages, and bundling them with their neighbours (paper 002 §4.2-4.3).
+
+- `LLMReranker`: no cross-encoder ships inside a PyPI package, so relevance is read from a
+  frozen LLM as paper 002's eq. 3: the model is asked whether the passage helps answer the
+  question, and the score is sigmoid(z_yes - z_no) from the log-probabilities of the two
+  answers (both capitalisations of each, summed), never from generated text.
+- `rerank(reranker, query, items)`: the items sorted by that score (ties keep the order
+  they came in). Any object with `scores(query, texts)` can stand in, such as the trained
+  cross-encoder of the QA job.
+- `bundle(...)`: each retrieved passage grows into a run of adjacent passages of the same
+  source document (up to k each way) while the next one's embedding has cosine above
+  tau with the passage, so a discussion spread over several passages is read whole.
+  Neighbours must be available before the decision instant too.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import itertools
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+import numpy as np
+from pyoxigraph import NamedNode
+
+from finkg import queries
+from finkg.errors import InputError
+from finkg.kg.store import BaseStore
+from finkg.reader.llm import LLM
+from finkg.reader.read import prompt
+from finkg.retrieval.live import node_texts
+from finkg.retrieval.pools import VectorSource
+
+YES, NO = ("yes", "Yes"), ("no", "No")
+
+
+class Reranker(Protocol):
+    model_id: str
+
+    def scores(self, query: str, texts: Sequence[str]) -> np.ndarray: ...
+
+
+def _logsumexp(values: Sequence[float]) -> float:
+    top = max(values)
+    return top + math.log(sum(math.exp(v - top) for v in values))
+
+
+class LLMReranker:
+    """P(relevant | query, passage) = sigmoid(z_yes - z_no) from a frozen reader."""
+
+    def __init__(self, llm: LLM, *, max_chars: int = 2000) -> None:
+        if max_chars < 100:
+            raise InputError("must be at least 100", field="max_chars", value=max_chars)
+        self.llm = llm
+        self.max_chars = max_chars
+        self.template = prompt("relevance")
+        self.model_id = f"llm-yes-no:{llm.model_id}"
+
+    def log_odds(self, query: str, text: str) -> float:
+        messages = self.template.render({"query": query, "chunk": text[: self.max_chars]})
+        lp = self.llm.score(messages, [*YES, *NO])
+        return _logsumexp([lp[o] for o in YES]) - _logsumexp([lp[o] for o in NO])
+
+    def scores(self, query: str, texts: Sequence[str]) -> np.ndarray:
+        return np.array([1 / (1 + math.exp(-self.log_odds(query, t))) for t in texts])
+
+
+@dataclass(frozen=True)
+class Reranked:
+    node: NamedNode
+    score: float
+    before: int  # its rank (0-based) before reranking
+
+
+def rerank(
+    reranker: Reranker, query: str, items: Sequence[tuple[NamedNode, str]]
+) -> list[Reranked]:
+    """`items` (node, text) best first by the reranker's score."""
+    scores = reranker.scores(query, [t for _, t in items]) if items else np.zeros(0)
+    ranked = [
+        Reranked(n, float(s), i) for i, ((n, _), s) in enumerate(zip(items, scores, strict=True))
+    ]
+    return sorted(ranked, key=lambda r: (-r.score, r.before))
+
+
+@dataclass(frozen=True)
+class Bundle:
+    seed: NamedNode
+    members: tuple[NamedNode, ...]  # in document order, the seed among them
+    text: str
+
+
+def bundle(
+    store: BaseStore,
+    seeds: Sequence[NamedNode],
+    *,
+    vectors: VectorSource,
+    k: int = 2,
+    threshold: float = 0.6,
+    before: dt.datetime | None = None,
+) -> list[Bundle]:
+    """Each seed with its contiguous similar neighbours (see the module docstring)."""
+    if k < 0:
+        raise InputError("k must be 0 or more", field="k", value=k)
+    if not -1 <= threshold <= 1:
+        raise InputError("a cosine threshold is in [-1, 1]", field="threshold", value=threshold)
+    if not seeds:
+        return []
+    values: dict[str, object] = {"chunk": list(seeds), "k": k}
+    if before is not None:
+        values["before"] = before
+    rows = queries.run(store, "chunk_neighbours", values) if k else []
+    around: dict[NamedNode, dict[int, NamedNode]] = {s: {} for s in seeds}
+    for r in rows:  # type: ignore[union-attr]
+        around[r["chunk"]][int(r["offset"].value)] = r["neighbour"]  # type: ignore[index, union-attr]
+    needed = list(dict.fromkeys([*seeds, *(n for m in around.values() for n in m.values())]))
+    vecs = dict(zip(needed, vectors.vectors(needed), strict=True))
+    texts = node_texts(store, needed)
+    spans = {
+        r["node"]: (int(r["start"].value), int(r["end"].value))  # type: ignore[union-attr]
+        for r in queries.run(store, "char_spans", {"node": needed})  # type: ignore[union-attr]
+    }
+    out = []
+    for seed in seeds:
+        members = [seed]
+        for step in (-1, 1):
+            offset = step
+            while abs(offset) <= k and (n := around[seed].get(offset)) is not None:
+                if float(vecs[seed] @ vecs[n]) <= threshold:
+                    break
+                members.insert(0, n) if step < 0 else members.append(n)
+                offset += step
+        out.append(Bundle(seed, tuple(members), _joined(members, texts, spans)))
+    return out
+
+
+def _joined(
+    members: list[NamedNode], texts: dict[NamedNode, str], spans: dict[NamedNode, tuple[int, int]]
+) -> str:
+    """The members' texts in order; where chunks overlap in the source, the overlap once
+    (fkg:text is the source's [charStart, charEnd) slice)."""
+    parts = [texts[members[0]]]
+    for prev, cur in itertools.pairwise(members):
+        overlap = 0
+        if prev in spans and cur in spans:
+            overlap = max(0, spans[prev][1] - spans[cur][0])
+        parts.append(texts[cur][overlap:] if overlap else "\n\n" + texts[cur])
+    return "".join(parts)

@@ -1,0 +1,126 @@
+"""LLM yes/no reranking (paper 002 eq. 3) and chunk bundling (paper 002 §4.2.2)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import pytest
+from pyoxigraph import Literal, NamedNode, Quad
+
+from finkg.errors import InputError
+from finkg.kg.ingest import common
+from finkg.kg.store import BaseStore
+from finkg.ontology.terms import FKG, PROV, RDF
+from finkg.reader.llm import ScriptedLLM
+from finkg.retrieval.rerank import LLMReranker, bundle, rerank
+
+DOC = NamedNode("https://e.org/doc/1")
+SOURCE = "Revenue rose 12%. Margins widened. Guidance raised. Weather was mild. Net cash grew."
+# five chunks of the source with a 5-character overlap between neighbours
+SPANS = [(0, 23), (18, 40), (35, 58), (53, 77), (72, 88)]
+T0 = dt.datetime(2020, 5, 1, 16, tzinfo=dt.UTC)
+
+
+def _chunk(i: int) -> NamedNode:
+    return NamedNode(f"https://e.org/chunk/{i}")
+
+
+def _store(store: BaseStore, *, late: int | None = None) -> BaseStore:
+    q = common.Quads(store.graphs.filings)
+    for i, (a, b) in enumerate(SPANS):
+        at = T0 + dt.timedelta(days=2) if i == late else T0 - dt.timedelta(days=1)
+        q.node(
+            _chunk(i),
+            (RDF.type, FKG.FilingPassage),
+            (FKG.text, Literal(SOURCE[a:b])),
+            (FKG.passageIndex, common.integer(i)),
+            (FKG.charStart, common.integer(a)),
+            (FKG.charEnd, common.integer(b)),
+            (FKG.availableAt, common.datetime(at)),
+            (PROV.wasDerivedFrom, DOC),
+        )
+    store.write(add=q.items, note="chunks")
+    return store
+
+
+class Vectors:
+    """Chunks 0-2 point one way, 3 another, 4 back the first way."""
+
+    def vectors(self, iris: Sequence[NamedNode]) -> np.ndarray:
+        table = {0: [1, 0], 1: [0.9, 0.436], 2: [0.8, 0.6], 3: [0, 1], 4: [1, 0]}
+        return np.array([table[int(n.value.rsplit("/", 1)[1])] for n in iris], dtype=float)
+
+
+def test_bundles_grow_over_similar_neighbours_and_stop_at_the_first_unlike_one(
+    store: BaseStore,
+) -> None:
+    _store(store)
+    (b,) = bundle(store, [_chunk(1)], vectors=Vectors(), k=2, threshold=0.5)
+    assert b.members == (_chunk(0), _chunk(1), _chunk(2))
+    assert b.text == SOURCE[0:58]  # overlaps appear once
+    (b,) = bundle(store, [_chunk(4)], vectors=Vectors(), k=2, threshold=0.5)
+    assert b.members == (_chunk(4),)  # chunk 3 is unlike it, so chunk 2 is not reached
+    (b,) = bundle(store, [_chunk(0)], vectors=Vectors(), k=1, threshold=0.5)
+    assert b.members == (_chunk(0), _chunk(1))  # k bounds the walk
+    (b,) = bundle(store, [_chunk(1)], vectors=Vectors(), k=0)
+    assert b.members == (_chunk(1),) and b.text == SOURCE[18:40]
+
+
+def test_bundles_take_no_neighbour_from_the_future(store: BaseStore) -> None:
+    _store(store, late=2)
+    (b,) = bundle(store, [_chunk(1)], vectors=Vectors(), k=2, threshold=0.5, before=T0)
+    assert b.members == (_chunk(0), _chunk(1))
+    with pytest.raises(InputError, match="k"):
+        bundle(store, [_chunk(1)], vectors=Vectors(), k=-1)
+
+
+def _scores(messages, options) -> dict[str, float]:
+    text = messages[-1]["content"]
+    relevant = "revenue" in text.split("Passage:")[1].lower()
+    yes = -0.2 if relevant else -2.5
+    no = -2.5 if relevant else -0.2
+    return {"yes": yes, "Yes": yes - 1.0, "no": no, "No": no - 1.0}
+
+
+def test_llm_reranker_is_sigmoid_of_the_yes_no_log_odds() -> None:
+    llm = ScriptedLLM(scores=_scores)
+    r = LLMReranker(llm)
+    items = [
+        (NamedNode("https://e.org/a"), "The weather was mild."),
+        (NamedNode("https://e.org/b"), "Revenue rose 12% on services."),
+    ]
+    ranked = rerank(r, "How did revenue change?", items)
+    assert [x.node.value for x in ranked] == ["https://e.org/b", "https://e.org/a"]
+    lse = lambda a, b: math.log(math.exp(a) + math.exp(b))  # noqa: E731
+    odds = lse(-0.2, -1.2) - lse(-2.5, -3.5)
+    assert ranked[0].score == pytest.approx(1 / (1 + math.exp(-odds)))
+    assert ranked[1].score == pytest.approx(1 - ranked[0].score)
+    assert ranked[0].before == 1
+    assert len(llm.calls) == 2  # one scoring call per passage, no generation
+
+
+@pytest.mark.model
+def test_a_packaged_model_orders_passages_by_relevance(tmp_path: Path) -> None:
+    pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed (make test does)")
+    from finkg.reader.llamacpp import LlamaCpp
+    from finkg.reader.llm import ReaderError
+    from finkg.reader.models import assemble
+
+    try:  # SmolLM2-135M cannot judge relevance; the 0.5B Qwen can, weakly
+        path = assemble("qwen2.5-coder-0.5b", tmp_path)
+    except ReaderError as e:
+        pytest.skip(str(e))
+    r = LLMReranker(LlamaCpp(path, model_id="qwen2.5-coder-0.5b", n_ctx=2048, threads=2))
+    relevant, related, unrelated = r.scores(
+        "What was Apple's revenue in the second quarter?",
+        [
+            "Apple reported second-quarter revenue of $58.3 billion, up 1 percent.",
+            "Apple's board declared a dividend of $0.82 per share.",
+            "Preheat the oven and whisk the eggs with sugar until pale.",
+        ],
+    )
+    assert 0 < unrelated < related < relevant < 1
