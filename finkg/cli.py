@@ -713,6 +713,11 @@ def _print_demo(r: Any) -> None:
     )
 
 
+from finkg.cli_impact import impact  # noqa: E402  (it builds on the helpers above)
+
+cli.add_command(impact)
+
+
 def main() -> None:
     cli(prog_name="finkg")
 

@@ -16,6 +16,7 @@ library code receives a `Settings` and never looks at `os.environ`.
 | `FINKG_LLM_URL` | an OpenAI-compatible endpoint to read with instead | none |
 | `FINKG_LLM_MODEL` | the model name to ask that endpoint for | `default` |
 | `FINKG_LLM_KEY` | its API key | none |
+| `FINKG_EMBEDDER` | `minilm` (packaged all-MiniLM-L6-v2) or `hash` (quick runs, tests) | `minilm` |
 """
 
 from __future__ import annotations
@@ -50,6 +51,7 @@ class Settings:
     llm_url: str | None = None
     llm_model: str = "default"
     llm_key: str | None = field(default=None, repr=False)
+    embedder: str = "minilm"
 
     def __post_init__(self) -> None:
         if not self.base_iri.startswith(("http://", "https://")) or not self.base_iri.endswith(
@@ -60,6 +62,13 @@ class Settings:
                 field="FINKG_BASE_IRI",
                 value=self.base_iri,
                 hint="for example https://example.org/finkg/id/",
+            )
+        if self.embedder not in ("minilm", "hash"):
+            raise InputError(
+                "unknown embedder",
+                field="FINKG_EMBEDDER",
+                value=self.embedder,
+                hint="minilm (the packaged model) or hash (quick runs and tests)",
             )
         if self.threads < 1:
             raise InputError(
@@ -97,6 +106,7 @@ class Settings:
             ("FINKG_LLM_URL", "llm_url"),
             ("FINKG_LLM_MODEL", "llm_model"),
             ("FINKG_LLM_KEY", "llm_key"),
+            ("FINKG_EMBEDDER", "embedder"),
         ):
             if env.get(name):
                 kwargs[key] = env[name]

@@ -148,3 +148,12 @@ def _sha256(path: Path) -> str:
         while chunk := f.read(1 << 22):
             digest.update(chunk)
     return digest.hexdigest()
+
+
+def open_embedder(name: str, *, threads: int = 1) -> Embedder:
+    """The embedder a setting names: `minilm` (packaged) or `hash` (384-d stand-in)."""
+    if name == "minilm":
+        return MiniLM(threads=threads)
+    if name == "hash":
+        return HashEmbedder(dim=384)
+    raise InputError("unknown embedder", field="embedder", value=name, hint="minilm or hash")

@@ -103,18 +103,40 @@ def refresh_indexes(
 ) -> IndexReports:
     """Refresh the store's BM25 index and (unless `vectors=False`) its vector index, in
     `directory` (default: `index_dir(store.location, settings)`). The embedder defaults to
-    the packaged MiniLM on `settings.threads` threads."""
+    the one `settings.embedder` names (the packaged MiniLM unless set to `hash`)."""
+    return open_indexes(
+        store,
+        settings,
+        classes=classes,
+        vectors=vectors,
+        embedder=embedder,
+        directory=directory,
+        progress=progress,
+    )[2]
+
+
+def open_indexes(
+    store: BaseStore,
+    settings: Settings,
+    *,
+    classes: tuple[NamedNode, ...] = DEFAULT_CLASSES,
+    vectors: bool = True,
+    embedder: Embedder | None = None,
+    directory: Path | None = None,
+    progress: Progress | None = None,
+) -> tuple[TextIndex, VectorIndex | None, IndexReports]:
+    """The refreshed indexes themselves, ready to serve pools, and what the refresh did."""
     directory = directory or index_dir(store.location, settings)
     text = TextIndex.open(text_dir(directory), classes=classes)
     text_report = text.refresh(store, progress=_prefixed("text", progress))
     if not vectors:
-        return IndexReports(directory, text_report, len(text), None, None, None)
+        return text, None, IndexReports(directory, text_report, len(text), None, None, None)
     if embedder is None:
-        from finkg.retrieval.embed import MiniLM
+        from finkg.retrieval.embed import open_embedder
 
         if progress:
             progress("vectors: loading the embedding model", 0, 1)
-        embedder = MiniLM(threads=settings.threads)
+        embedder = open_embedder(settings.embedder, threads=settings.threads)
     index = VectorIndex.open(
         vector_dir(directory, embedder.model_id),
         model_id=embedder.model_id,
@@ -122,7 +144,8 @@ def refresh_indexes(
         classes=classes,
     )
     report = index.refresh(store, embedder, progress=_prefixed("vectors", progress))
-    return IndexReports(directory, text_report, len(text), report, len(index), embedder.model_id)
+    reports = IndexReports(directory, text_report, len(text), report, len(index), embedder.model_id)
+    return text, index, reports
 
 
 def _prefixed(name: str, progress: Progress | None) -> Progress | None:

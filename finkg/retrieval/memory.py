@@ -251,11 +251,8 @@ def _local(node: NamedNode) -> str:
     return node.value.rsplit("#", 1)[-1]
 
 
-def update_quads(
-    memory: SourceMemory, updates: Sequence[Update], *, graph: NamedNode, base: str
-) -> list[Quad]:
-    """The memory node, the cells the updates touch, and the updates (IRIs from stable
-    keys: writing the same feedback twice adds nothing)."""
+def memory_node_quads(memory: SourceMemory, graph: NamedNode) -> list[Quad]:
+    """The memory's own node (written with its first update, or its first run)."""
     q = common.Quads(graph)
     q.node(
         memory.iri,
@@ -263,6 +260,16 @@ def update_quads(
         (FKG.variant, common.string(memory.variant)),
         (RDFS.label, Literal(f"source memory {memory.name}")),
     )
+    return q.items
+
+
+def update_quads(
+    memory: SourceMemory, updates: Sequence[Update], *, graph: NamedNode, base: str
+) -> list[Quad]:
+    """The memory node, the cells the updates touch, and the updates (IRIs from stable
+    keys: writing the same feedback twice adds nothing)."""
+    q = common.Quads(graph)
+    q.items.extend(memory_node_quads(memory, graph))
     for u in updates:
         family, event, h = u.cell
         cell = mint("memory-cell", memory.name, _local(family), _local(event), h, base=base)

@@ -31,7 +31,14 @@ from finkg.reader.llm import LLM
 from finkg.reader.read import OutputCache, ReadResult, prompt, read
 from finkg.reader.schemas import ImpactPrediction
 from finkg.retrieval.live import node_texts
-from finkg.retrieval.memory import MemoryParams, Ranked, SourceMemory, memory_counts, rerank
+from finkg.retrieval.memory import (
+    MemoryParams,
+    Ranked,
+    SourceMemory,
+    memory_counts,
+    memory_node_quads,
+    rerank,
+)
 from finkg.retrieval.pools import Pool, PoolSpec, TextSource, VectorSource, build_pool
 from finkg.tasks.anchors import Anchor
 from finkg.tasks.records import impact_quads
@@ -207,5 +214,6 @@ def predict(
     ]
     if memory is not None:
         quads.append(Quad(run, PROV.used, memory.iri, graph))
+        quads += memory_node_quads(memory, store.graphs.memory)
     write_output(store, record, quads, output=output, run=run, note=f"impact {variant}")
     return ImpactResult(anchor, retrieved, result, output, ids)

@@ -1,0 +1,122 @@
+"""Event-level metrics of paper 000 §4 over predictions and their matured labels.
+
+- macro-F1 over the classes -1, 0, +1, per horizon and averaged over horizons;
+- non-neutral F1: the mean F1 of the +1 and -1 classes only;
+- rank IC: per prediction day, the Spearman correlation across tickers between the
+  ticker-day prediction (anchor predictions averaged) and the standardised residual z;
+  averaged over days (days with fewer than three tickers, or no spread, are skipped) and
+  then over horizons;
+- citation rate: the share of outputs citing at least one valid retrieved id.
+
+>>> rows = [Scored("A", dt.date(2020, 5, 1), 1, p, y, z) for p, y, z in
+...         [(1, 1, 1.5), (0, 0, 0.1), (-1, 0, -0.2), (1, 1, 2.0)]]
+>>> round(macro_f1(rows, 1), 3), round(non_neutral_f1(rows, 1), 3)
+(0.556, 0.5)
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import statistics
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+from scipy.stats import spearmanr
+
+if TYPE_CHECKING:
+    from finkg.evaluation.backtest import Performance
+
+CLASSES = (-1, 0, 1)
+
+
+@dataclass(frozen=True)
+class Scored:
+    """One anchor's prediction at one horizon beside what the market said."""
+
+    ticker: str
+    day: dt.date  # the prediction day P
+    horizon: int
+    predicted: int
+    label: int
+    z: float
+
+
+def _f1(rows: Sequence[Scored], cls: int) -> float:
+    tp = sum(r.predicted == cls and r.label == cls for r in rows)
+    fp = sum(r.predicted == cls and r.label != cls for r in rows)
+    fn = sum(r.predicted != cls and r.label == cls for r in rows)
+    return 2 * tp / (2 * tp + fp + fn) if tp else 0.0
+
+
+def _at(rows: Iterable[Scored], horizon: int | None) -> list[Scored]:
+    return [r for r in rows if horizon is None or r.horizon == horizon]
+
+
+def macro_f1(rows: Iterable[Scored], horizon: int) -> float:
+    chosen = _at(rows, horizon)
+    return statistics.fmean(_f1(chosen, c) for c in CLASSES) if chosen else float("nan")
+
+
+def non_neutral_f1(rows: Iterable[Scored], horizon: int | None = None) -> float:
+    """Mean F1 of +1 and -1; over all horizons pooled by horizon mean when `horizon` is None."""
+    rows = list(rows)
+    horizons = sorted({r.horizon for r in rows}) if horizon is None else [horizon]
+    values = [
+        statistics.fmean(_f1(_at(rows, h), c) for c in (-1, 1)) for h in horizons if _at(rows, h)
+    ]
+    return statistics.fmean(values) if values else float("nan")
+
+
+def ticker_days(rows: Iterable[Scored]) -> list[Scored]:
+    """Anchors of one ticker and prediction day averaged into one stock-day signal per horizon
+    (the prediction becomes the mean, the label and z are the day's own)."""
+    groups: dict[tuple[str, dt.date, int], list[Scored]] = defaultdict(list)
+    for r in rows:
+        groups[(r.ticker, r.day, r.horizon)].append(r)
+    out = []
+    for (ticker, day, h), g in sorted(groups.items()):
+        mean = statistics.fmean(r.predicted for r in g)
+        out.append(Scored(ticker, day, h, mean, g[0].label, g[0].z))  # type: ignore[arg-type]
+    return out
+
+
+def rank_ic(rows: Iterable[Scored], horizon: int | None = None) -> float:
+    """Mean daily cross-sectional Spearman correlation of ticker-day signals with z."""
+    stock_days = ticker_days(rows)
+    horizons = sorted({r.horizon for r in stock_days}) if horizon is None else [horizon]
+    per_h = []
+    for h in horizons:
+        by_day: dict[dt.date, list[Scored]] = defaultdict(list)
+        for r in stock_days:
+            if r.horizon == h:
+                by_day[r.day].append(r)
+        daily = []
+        for g in by_day.values():
+            pred = np.array([r.predicted for r in g], dtype=float)
+            z = np.array([r.z for r in g], dtype=float)
+            if len(g) >= 3 and pred.std() > 0 and z.std() > 0:
+                daily.append(float(spearmanr(pred, z).statistic))
+        if daily:
+            per_h.append(statistics.fmean(daily))
+    return statistics.fmean(per_h) if per_h else float("nan")
+
+
+def citation_rate(cited_counts: Iterable[int]) -> float:
+    counts = list(cited_counts)
+    return sum(c > 0 for c in counts) / len(counts) if counts else float("nan")
+
+
+@dataclass(frozen=True)
+class VariantResult:
+    variant: str
+    predictions: int
+    labelled: int
+    macro_f1: dict[int, float]
+    macro_f1_all: float
+    non_neutral_f1: float
+    rank_ic: float
+    citation_rate: float
+    portfolio: Performance | None  # the §4.4 portfolio of its 3D signals

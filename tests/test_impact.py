@@ -1,0 +1,192 @@
+"""The event-impact job (paper 000) on a small demo world: variants, feedback, backtest, CLI."""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+from pathlib import Path
+from zoneinfo import ZoneInfo
+
+import pytest
+from click.testing import CliRunner
+
+from finkg.cli import cli
+from finkg.config import Settings
+from finkg.demo.world import WorldSpec
+from finkg.errors import InputError
+from finkg.kg.calendar import get_calendar
+from finkg.kg.store import open_store
+from finkg.tasks.anchors import anchors
+from finkg.tasks.impact import ImpactConfig
+from finkg.tasks.impact_job import Span, backtest_job, feedback_job, memory_of, run_job
+from tests.worlds import analyst, build, load
+
+NY = ZoneInfo("America/New_York")
+CAL = get_calendar()
+SPEC = WorldSpec(tickers=4, sessions=230, users=1, seed=3)
+DAYS = CAL.sessions(SPEC.start, SPEC.start + dt.timedelta(days=400))[: SPEC.sessions]
+
+
+def _at(i: int) -> dt.datetime:
+    return dt.datetime.combine(DAYS[i], dt.time(0), NY)
+
+
+TEST = Span(_at(185), _at(215))
+VALIDATION = Span(_at(150), _at(185))
+CONFIG = ImpactConfig(proxy="ZQMX")
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Settings]:
+    root = tmp_path_factory.mktemp("impact")
+    files = build(root / "files", SPEC)
+    settings = Settings(home=root / "home", embedder="hash", threads=2)
+    store = open_store(root / "store", settings=settings)
+    load(files, store)
+    store.close()
+    return root, settings
+
+
+def test_variants_run_feed_back_and_backtest(world) -> None:
+    root, settings = world
+    with open_store(root / "store", settings=settings) as store:
+        validated, runs = run_job(
+            store,
+            settings,
+            test=TEST,
+            validation_span=VALIDATION,
+            variants=["static", "cited", "shuffled-labels:2"],
+            config=CONFIG,
+            llm=analyst(),
+        )
+        assert validated.labels > 50 and set(validated.weights[1]) == {-1, 0, 1}
+        n = runs["static"].predictions
+        assert n > 20 and runs["cited"].predictions == n == runs["shuffled-labels:2"].predictions
+        assert runs["static"].feedback.outcomes == 0  # no memory, nothing to feed back
+        assert runs["cited"].feedback.outcomes > 0
+        again = feedback_job(
+            store,
+            as_of=TEST.end + dt.timedelta(days=14),
+            since=TEST.first_day,
+            variants=["cited"],
+            validation_span=VALIDATION,
+            proxy="ZQMX",
+        )["cited"]
+        generation = store.generation()
+        twice = feedback_job(
+            store,
+            as_of=TEST.end + dt.timedelta(days=14),
+            since=TEST.first_day,
+            variants=["cited"],
+            validation_span=VALIDATION,
+            proxy="ZQMX",
+        )["cited"]
+        assert again.outcomes >= runs["cited"].feedback.outcomes  # the last ones matured later
+        assert twice.outcomes == again.outcomes
+        assert store.generation() == generation + 1  # the same quads again: nothing new stored
+        in_span = [
+            a
+            for a in anchors(store, start=TEST.start, end=TEST.end, calendar=CAL)
+            if a.prediction_day <= TEST.last_day  # the backtest selects by prediction day
+        ]
+        png = root / "equity.png"
+        results, benchmarks = backtest_job(
+            store, test=TEST, variants=["static", "cited"], proxy="ZQMX", png=png
+        )
+    static, cited = results
+    assert static.predictions == cited.predictions == len(in_span) > n - 3
+    assert static.labelled > 0 and 0 <= static.macro_f1_all <= 1
+    assert not math.isnan(static.citation_rate)
+    assert static.portfolio is not None and len(static.portfolio.daily) > 20
+    assert [b.name for b in benchmarks] == ["ZQMX", "equal-weight universe"]
+    assert png.read_bytes()[:4] == b"\x89PNG"
+
+
+def test_unknown_variants_are_refused_before_any_work(world) -> None:
+    root, settings = world
+    with open_store(root / "store", settings=settings) as store:
+        with pytest.raises(InputError, match="variant"):
+            memory_of(store, "shuffled-labels:x")
+        with pytest.raises(InputError, match="everything"):
+            run_job(
+                store,
+                settings,
+                test=TEST,
+                validation_span=VALIDATION,
+                variants=["everything"],
+                config=CONFIG,
+                llm=analyst(),
+            )
+
+
+def _cli(root: Path, settings: Settings, *args: str):
+    env = {
+        "FINKG_HOME": str(settings.home),
+        "FINKG_EMBEDDER": "hash",
+        "FINKG_THREADS": "2",
+        "FINKG_READER": "smollm2-135m",
+    }
+    return CliRunner().invoke(cli, [*args, "--store", str(root / "store")], env=env)
+
+
+def test_the_cli_refuses_bad_dates_and_variants(world) -> None:
+    root, settings = world
+    bad = _cli(root, settings, "impact", "run", "--from", "2019-13-01", "--to", "2019-12-01")
+    assert bad.exit_code == 2 and "2019-13-01" in bad.output
+    bad = _cli(
+        root,
+        settings,
+        "impact",
+        "run",
+        "--from",
+        str(DAYS[190]),
+        "--to",
+        str(DAYS[191]),
+        "--variant",
+        "cited,bogus",
+    )
+    assert bad.exit_code == 2 and "bogus" in bad.output
+
+
+@pytest.mark.model
+def test_the_cli_runs_and_backtests_with_a_packaged_reader(world) -> None:
+    root, settings = world
+    first, last = str(DAYS[200]), str(DAYS[202])
+    ran = _cli(
+        root,
+        settings,
+        "impact",
+        "run",
+        "--from",
+        first,
+        "--to",
+        last,
+        "--variant",
+        "static",
+        "--validation",
+        f"{DAYS[150]}:{DAYS[184]}",
+        "--proxy",
+        "ZQMX",
+    )
+    assert ran.exit_code == 0, ran.output
+    assert "static: " in ran.output and " predictions" in ran.output
+    report = root / "report.md"
+    tested = _cli(
+        root,
+        settings,
+        "impact",
+        "backtest",
+        "--from",
+        first,
+        "--to",
+        last,
+        "--variant",
+        "static",
+        "--proxy",
+        "ZQMX",
+        "--report",
+        str(report),
+    )
+    assert tested.exit_code == 0, tested.output
+    text = report.read_text()
+    assert "Frozen + No Memory" in text and "ZQMX" in text
