@@ -55,6 +55,7 @@ class NewsTruth(_Model):
     copies: int  # lines in news.jsonl with this url (2 = an exact duplicate was written)
     duplicate_of: str | None  # for near-duplicate rewrites: the original's url
     carries_effect: bool
+    reports: str | None = None  # for a news report of an 8-K: the filing's accession
 
 
 class FilingTruth(_Model):

@@ -224,3 +224,60 @@ def _rewrite(rng: np.random.Generator, orig: NewsItem, published: str, pred: int
         duplicate_of=orig.url,
         duplicate_kind="near",
     )
+
+
+REPORT_WORDS = {"raise": "raises its full-year guidance", "lower": "lowers its full-year outlook"}
+
+
+def filing_reports(
+    *,
+    seed: int,
+    companies: Sequence[Company],
+    filings: Sequence[object],
+    sessions: Sessions,
+    share: float,
+) -> list[tuple[NewsItem, str]]:
+    """News reports of 8-Ks that raise or lower guidance, each with the filing's accession.
+
+    A report is published 5-90 minutes after the filing's acceptance, neutral in tone and
+    without a price effect of its own (the effect is the filing's). They are the anchors
+    on which the filing is point-in-time evidence, as the AAPL 8-K is for the Benzinga
+    article in paper 000 appendix B."""
+    rng = stream(seed, "filing-reports")
+    by_ticker = {c.ticker: c for c in companies}
+    out = []
+    for f in filings:
+        if f.guidance not in REPORT_WORDS or f.form != "8-K" or rng.random() >= share:  # type: ignore[attr-defined]
+            continue
+        c = by_ticker[f.ticker]  # type: ignore[attr-defined]
+        minutes = int(rng.integers(5, 91))
+        wall = np.datetime64(f.acceptance) + np.timedelta64(minutes, "m")  # type: ignore[attr-defined]
+        stamp = as_wall_strings(np.array([wall]))[0]
+        pred = int(sessions.prediction_index(np.array([wall]))[0])
+        if pred >= len(sessions):
+            continue
+        words = REPORT_WORDS[f.guidance]  # type: ignore[attr-defined]
+        title = f"{c.short} {words}, 8-K shows"
+        text = (
+            f"{c.name} (Nasdaq:{c.ticker}) {words} in a Form 8-K filed with the SEC, "
+            f"accession {f.accession}, according to the filing. The company updated its "  # type: ignore[attr-defined]
+            "revenue and earnings per share expectations for the fiscal year. "
+            f"{c.short} is a company in the {c.industry} industry based in {c.city}, "
+            f"{c.state}."
+        )
+        slug = _slug(title)
+        site = T.SITES[int(rng.integers(len(T.SITES)))]
+        item = NewsItem(
+            symbol=c.ticker,
+            published=stamp,
+            title=title,
+            site=site,
+            text=text,
+            url=f"https://{site}/news/{stamp[:10].replace('-', '/')}/{slug}-f{f.accession[-6:]}",  # type: ignore[attr-defined]
+            image=f"https://images.{site}/news/{slug}-{stamp[:10].replace('-', '')}.jpg",
+            tone="neutral",
+            flavour="earnings",
+            prediction_index=pred,
+        )
+        out.append((item, f.accession))  # type: ignore[attr-defined]
+    return out

@@ -35,6 +35,10 @@ explained by beta times the market ETF's return):
    that "lowers its outlook" the same with minus signs; "reaffirms" and no guidance add
    nothing (``guidance_day1_effect=0.0025``, ``guidance_drift=0.04``,
    ``guidance_drift_sessions=4``).
+   Reports: a share of the 8-Ks that raise or lower guidance
+   (``filing_report_share=0.8``) is reported by a neutral news item 5-90 minutes after
+   acceptance ("Acme raises its full-year guidance, 8-K shows"), which moves nothing by
+   itself: on that anchor, the filing is the point-in-time evidence that matters at 3D/5D.
 3. Sector preference.  Each customer prefers 1 or 2 of the three sectors; at least 85 %
    of their stock buys (rounded up) are stocks of those sectors
    (``preferred_sector_share=0.85``).
@@ -77,7 +81,7 @@ from finkg.demo.manifest import (
     WorldManifest,
     hash_files,
 )
-from finkg.demo.news import news_shocks, plan_news, write_news
+from finkg.demo.news import filing_reports, news_shocks, plan_news, write_news
 from finkg.demo.prices import dividend_payers, simulate, write_csv
 from finkg.demo.sessions import ZONE, demo_sessions
 from finkg.demo.universe import MARKET_TICKER, MAX_TICKERS, Company, make_companies
@@ -110,6 +114,7 @@ _BOUNDS: dict[str, tuple[float, float]] = {
     "sector_vol": (0.0, 0.1),
     "preferred_sector_share": (0.5, 1.0),
     "dividend_tickers": (0, 8),
+    "filing_report_share": (0.0, 1.0),
 }
 
 
@@ -140,6 +145,7 @@ class WorldSpec:
     sector_vol: float = 0.006
     preferred_sector_share: float = 0.85
     dividend_tickers: int = 2
+    filing_report_share: float = 0.8  # guidance 8-Ks that a news item reports within 90 min
 
     def __post_init__(self) -> None:
         for f in fields(self):
@@ -235,6 +241,17 @@ def build_world(
         drift=spec.guidance_drift,
         drift_sessions=spec.guidance_drift_sessions,
     )
+    reports = filing_reports(
+        seed=spec.seed,
+        companies=companies,
+        filings=filings,
+        sessions=sessions,
+        share=spec.filing_report_share,
+    )
+    reported = {item.url: accession for item, accession in reports}
+    news = sorted(
+        news + [item for item, _ in reports], key=lambda it: (it.published, it.symbol, it.url)
+    )
     panel = simulate(
         seed=spec.seed,
         companies=companies,
@@ -307,6 +324,7 @@ def build_world(
                 copies=copies[it.url],
                 duplicate_of=it.duplicate_of if it.duplicate_kind else None,
                 carries_effect=it.duplicate_kind is None and it.tone != "neutral",
+                reports=reported.get(it.url),
             )
             for it in news
             if it.duplicate_kind != "exact"
