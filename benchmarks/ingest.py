@@ -22,6 +22,7 @@ import json
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -58,8 +59,10 @@ class Row:
 
 def _news_in_period(data: Path, start: dt.date, end: dt.date, out: Path) -> set[str]:
     symbols = set()
-    with gzip.open(data / "event/news/nasdaq_news_2015_2020.jsonl.gz", "rt") as f, \
-            out.open("w") as w:
+    with (
+        gzip.open(data / "event/news/nasdaq_news_2015_2020.jsonl.gz", "rt") as f,
+        out.open("w") as w,
+    ):
         for line in f:
             record = json.loads(line)
             day = dt.date.fromisoformat(record["publishedDate"][:10])
@@ -81,24 +84,42 @@ def _prices_in_period(src: Path, start: dt.date, end: dt.date, out: Path) -> boo
 
 def _run(store: BaseStore, kind: str, paths: list[Path]) -> Row:
     started = time.perf_counter()
-    report = ingest(store, kind, LOADERS[kind], paths, IngestOptions(graphs=store.graphs),
-                    skip_bad=True)
+    report = ingest(
+        store, kind, LOADERS[kind], paths, IngestOptions(graphs=store.graphs), skip_bad=True
+    )
     seconds = time.perf_counter() - started
-    return Row(kind, len(paths), report.records, report.written, report.quads, seconds,
-               len(report.rejects))
+    return Row(
+        kind, len(paths), report.records, report.written, report.quads, seconds, len(report.rejects)
+    )
 
 
 def _raw_bulk_rate(store: BaseStore, tmp: Path) -> float:
     """pyoxigraph's bulk_load rate on the market graph's own quads, in quads per second."""
     dump = tmp / "market.nq"
-    dump.write_bytes(ox.serialize(list(store.quads(store.graphs.market)),
-                                  format=ox.RdfFormat.N_QUADS) or b"")
-    n = sum(1 for _ in ox.parse(path=str(dump), format=ox.RdfFormat.N_QUADS))
+    n = 0
+
+    def counted() -> Iterator[ox.Quad]:
+        nonlocal n
+        for q in store.quads(store.graphs.market):
+            n += 1
+            yield q
+
+    with dump.open("wb") as out:  # streamed: 30M quads as a list took 24 GB and the OOM killer
+        ox.serialize(counted(), out, format=ox.RdfFormat.N_QUADS)
     raw = ox.Store(str(tmp / "raw"))
     started = time.perf_counter()
     raw.bulk_load(path=str(dump), format=ox.RdfFormat.N_QUADS)
     raw.flush()
     return n / (time.perf_counter() - started)
+
+
+def _say(row: Row, prefix: str = "") -> Row:
+    print(
+        f"{prefix}{row.kind}: {row.files} files, {row.written} written, {row.quads:,} quads in "
+        f"{row.seconds:.1f} s, {row.rejects} rejects",
+        flush=True,
+    )
+    return row
 
 
 def _triples(store: BaseStore) -> int:
@@ -108,19 +129,38 @@ def _triples(store: BaseStore) -> int:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "data")
-    parser.add_argument("--from", dest="start", type=dt.date.fromisoformat,
-                        default=dt.date(2019, 1, 1))
-    parser.add_argument("--to", dest="end", type=dt.date.fromisoformat,
-                        default=dt.date(2020, 12, 31))
+    parser.add_argument(
+        "--from", dest="start", type=dt.date.fromisoformat, default=dt.date(2019, 1, 1)
+    )
+    parser.add_argument(
+        "--to", dest="end", type=dt.date.fromisoformat, default=dt.date(2020, 12, 31)
+    )
     parser.add_argument("--market", default="market/QQQ_2013_2020.csv")
     parser.add_argument("--no-acl18", action="store_true", help="Skip the ACL18 prices.")
+    parser.add_argument(
+        "--acl18-from",
+        type=dt.date.fromisoformat,
+        default=dt.date(2014, 6, 2),
+        help="ACL18 period start (paper 001's sequences start 2014-06-02).",
+    )
+    parser.add_argument("--acl18-to", type=dt.date.fromisoformat, default=dt.date(2015, 12, 31))
     parser.add_argument("--report", type=Path, default=ROOT / "benchmarks/reports/ingest.md")
+    parser.add_argument(
+        "--keep",
+        type=Path,
+        help="Build the store in this new folder and keep it (benchmarks/retrieval.py reads it).",
+    )
     args = parser.parse_args(argv)
+    if args.keep is not None and args.keep.exists() and any(args.keep.iterdir()):
+        print(f"--keep {args.keep} is not empty; pass a new folder", file=sys.stderr)
+        return 2
     if not (args.data / "event").is_dir():
         print(f"no event data under {args.data}; pass --data", file=sys.stderr)
         return 2
-    print(f"options: data={args.data} period={args.start}..{args.end} market={args.market} "
-          f"acl18={not args.no_acl18}")
+    print(
+        f"options: data={args.data} period={args.start}..{args.end} market={args.market} "
+        f"acl18={not args.no_acl18}"
+    )
     with tempfile.TemporaryDirectory(prefix="finkg-bench-") as tmpdir:
         tmp = Path(tmpdir)
         (tmp / "prices").mkdir()
@@ -128,27 +168,41 @@ def main(argv: list[str] | None = None) -> int:
         prices = []
         for src in sorted((args.data / "event/prices").glob("*.csv")):
             if src.stem.upper() in symbols and _prices_in_period(
-                    src, args.start, args.end, tmp / "prices" / src.name):
+                src, args.start, args.end, tmp / "prices" / src.name
+            ):
                 prices.append(tmp / "prices" / src.name)
         market = tmp / "prices" / Path(args.market).name
         _prices_in_period(args.data / "event" / args.market, args.start, args.end, market)
         sources: list[tuple[str, list[Path]]] = [
-            ("filings", sorted((args.data / "event/edgar/submissions").glob("*.json"))
-             + sorted((args.data / "event/filings_pdf").glob("*.pdf"))),
+            (
+                "filings",
+                sorted((args.data / "event/edgar/submissions").glob("*.json"))
+                + sorted((args.data / "event/filings_pdf").glob("*.pdf")),
+            ),
             ("prices", [*prices, market]),
             ("news", [tmp / "news.jsonl"]),
         ]
         if not args.no_acl18:
-            sources.append(("prices", sorted((args.data / "movement/acl18_stocknet/price_raw")
-                                             .glob("*.csv"))))
+            (tmp / "acl18").mkdir()
+            acl18 = [
+                tmp / "acl18" / src.name
+                for src in sorted((args.data / "movement/acl18_stocknet/price_raw").glob("*.csv"))
+                if _prices_in_period(src, args.acl18_from, args.acl18_to, tmp / "acl18" / src.name)
+            ]
+            sources.append(("prices", acl18))
         sources = [(k, p) for k, p in sources if k in LOADERS and p]
-        store = open_store(tmp / "store", settings=Settings(home=tmp))
+        store = open_store(args.keep or tmp / "store", settings=Settings(home=tmp))
         init_store(store)
-        rows = [_run(store, kind, paths) for kind, paths in sources]
+        rows = [_say(_run(store, kind, paths)) for kind, paths in sources]
         total = _triples(store)
-        rerun = [_run(store, kind, paths) for kind, paths in sources]
+        rerun = [_say(_run(store, kind, paths), "rerun ") for kind, paths in sources]
         added = _triples(store) - total
+        print(f"{total:,} triples; the rerun added {added:,}", flush=True)
+        started = time.perf_counter()
         future = queries.run(store, "future_evidence").scalar()  # type: ignore[union-attr]
+        print(
+            f"future_evidence: {future.value} ({time.perf_counter() - started:.1f} s)", flush=True
+        )  # type: ignore[union-attr]
         bulk = _raw_bulk_rate(store, tmp)
         store.close()
     lines = _report(args, symbols, prices, rows, rerun, total, added, int(future.value), bulk)  # type: ignore[union-attr]
@@ -159,27 +213,41 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def _report(args: argparse.Namespace, symbols: set[str], prices: list[Path], rows: list[Row],
-            rerun: list[Row], total: int, added: int, future: int, bulk: float) -> list[str]:
+def _report(
+    args: argparse.Namespace,
+    symbols: set[str],
+    prices: list[Path],
+    rows: list[Row],
+    rerun: list[Row],
+    total: int,
+    added: int,
+    future: int,
+    bulk: float,
+) -> list[str]:
     lines = [
         "# Ingest benchmark",
         "",
         f"Data: `{args.data}`; period {args.start} to {args.end} (bars from "
         f"{WARM_UP_DAYS} days earlier for indicator history); {len(symbols)} tickers with news,"
         f" {len(prices)} of them with prices; market proxy `{args.market}`; ACL18 prices: "
-        f"{'no' if args.no_acl18 else 'yes'}. Machine: 2 cores; store: on-disk Oxigraph.",
+        f"{'no' if args.no_acl18 else f'{args.acl18_from} to {args.acl18_to}'}. Prices "
+        "include their derived ten-week summaries and indicator windows. Machine: 2 cores; "
+        "store: on-disk Oxigraph.",
         "",
         "| kind | files | records | written | quads | seconds | quads/s | items/s | rejects |",
         "|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
-        lines.append(f"| {r.kind} | {r.files} | {r.records} | {r.written} | {r.quads} | "
-                     f"{r.seconds:.1f} | {r.quads_per_s:,.0f} | {r.items_per_s:,.0f} | "
-                     f"{r.rejects} |")
+        lines.append(
+            f"| {r.kind} | {r.files} | {r.records} | {r.written} | {r.quads} | "
+            f"{r.seconds:.1f} | {r.quads_per_s:,.0f} | {r.items_per_s:,.0f} | "
+            f"{r.rejects} |"
+        )
     price_rows = [r for r in rows if r.kind == "prices"]
     news_rows = [r for r in rows if r.kind == "news"]
-    prices_rate = (sum(r.quads for r in price_rows) / sum(r.seconds for r in price_rows)
-                   if price_rows else 0.0)
+    prices_rate = (
+        sum(r.quads for r in price_rows) / sum(r.seconds for r in price_rows) if price_rows else 0.0
+    )
     news_rate = news_rows[0].items_per_s if news_rows else 0.0
     lines += [
         "",
