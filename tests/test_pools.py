@@ -205,3 +205,26 @@ def test_the_anchor_cluster_follows_chains_of_near_duplicates() -> None:
     c = np.array([0.0, 0.0, 1.0])
     assert anchor @ b < 0.9 <= a @ b
     assert anchor_cluster(anchor, np.stack([a, b, c]), 0.9) == {0, 1}
+
+
+def test_a_filing_the_anchor_paraphrases_stays_in_the_pool(tmp_path: Path) -> None:
+    """Regression: the 8-K a news item reports was dropped as the anchor's near-duplicate."""
+    from pyoxigraph import Literal
+
+    from finkg.kg.ingest import common
+
+    store = _store(tmp_path)
+    passage = mint("passage", "0001-20-000001", "1")
+    q = common.Quads(store.graphs.filings)
+    q.node(
+        passage,
+        (FKG.sourceFamily, FKG.SecFiling),
+        (FKG.about, mint("company", "ZQAA")),
+        (FKG.availableAt, common.datetime(DECISION - dt.timedelta(hours=9))),
+        (FKG.text, Literal(ANCHOR_TEXT)),  # word for word what the news anchor says
+    )
+    store.write(add=q.items, note="a filing passage")
+    pool = _pool(store, PoolSpec(size=50, peer_share=1.0))
+    iris = {c.evidence for c in pool.candidates}
+    assert passage in iris
+    assert mint("news", "ZQAA", "https://x/near") not in iris  # the news rewrite still goes

@@ -6,12 +6,13 @@ families, available strictly before t_d, with the anchor, same-URL and same-titl
 left out. Then, on that eligible set only:
 
 1. near-duplicates of the anchor go: the anchor's connected component in the graph whose
-   edges join items with embedding cosine >= `near_duplicate` (networkx);
+   edges join items of the anchor's own family with embedding cosine >= `near_duplicate`
+   (networkx). A filing paraphrased by a news anchor is its primary source, not a copy;
 2. static relevance r(q, d): BM25 of the anchor's headline and the dense cosine with the
    anchor's embedding, fused (min-max with equal weights, or RRF) over this set. BM25's
    statistics come from the eligible set itself, so no later document can move a score;
-3. the pool: the `size` (M0 = 20) most relevant, near-duplicates of one another collapsed
-   to their best member, with at most `peer_share` (20 %) of the slots for peers.
+3. the pool: the `size` (M0 = 20) most relevant, near-duplicates of one another (within a
+   family) collapsed to their best member, with at most `peer_share` (20 %) of the slots for peers.
 
 Token lists and embeddings come from the indexes (`TextSource`, `VectorSource`), computed
 once per node at indexing: a frozen tokenizer and embedder give a node the same tokens
@@ -116,6 +117,7 @@ def eligible_rows(
             "family": list(spec.families),
             "before": decision_time,
             "since": decision_time - dt.timedelta(days=spec.lookback_days),
+            "evidenceGraph": [store.graphs.news, store.graphs.filings, store.graphs.documents],
         },
         default_graphs=_evidence_graphs(store),
     )
@@ -146,6 +148,7 @@ def build_pool(
     texts: TextSource,
     vectors: VectorSource,
     spec: PoolSpec | None = None,
+    anchor_family: NamedNode = FKG.News,
 ) -> Pool:
     """The anchor's pool (module docstring); `query` is the anchor's headline."""
     spec = spec or PoolSpec()
@@ -159,7 +162,10 @@ def build_pool(
     vecs = vectors.vectors(iris)
     anchor_vec = vectors.vectors([anchor])[0]
     dense = vecs @ anchor_vec
-    cluster = anchor_cluster(anchor_vec, vecs, spec.near_duplicate)
+    # near-duplicates are sought among the anchor's own family only: a filing that a news
+    # item paraphrases is that item's primary source, not a copy of it (paper 000 app. B)
+    same = [i for i, r in enumerate(rows) if r[1] == anchor_family]
+    cluster = {same[j] for j in anchor_cluster(anchor_vec, vecs[same], spec.near_duplicate)}
     removed["near-duplicate of the anchor"] = len(cluster)
     keep = [i for i in range(len(rows)) if i not in cluster]
     if not keep:
@@ -170,7 +176,9 @@ def build_pool(
     chosen: list[Candidate] = []
     peers = 0
     window = order[: 3 * spec.size]  # near-duplicates among the best are collapsed
-    best_of = _best_of_components(vecs[[keep[j] for j in window]], spec.near_duplicate)
+    best_of = _best_of_components(
+        vecs[[keep[j] for j in window]], [rows[keep[j]][1] for j in window], spec.near_duplicate
+    )
     for pos, j in enumerate(window):
         if best_of[pos] != pos:
             removed["near-duplicate in the pool"] += 1
@@ -208,12 +216,15 @@ def anchor_cluster(anchor_vec: np.ndarray, vecs: np.ndarray, threshold: float) -
     return set(nx.node_connected_component(graph, -1)) - {-1}
 
 
-def _best_of_components(vecs: np.ndarray, threshold: float) -> list[int]:
-    """For each row (in rank order), the first row of its near-duplicate component."""
+def _best_of_components(vecs: np.ndarray, families: list[NamedNode], threshold: float) -> list[int]:
+    """For each row (in rank order), the first row of its near-duplicate component; only
+    items of one family can be near-duplicates of each other."""
     graph = nx.Graph()
     graph.add_nodes_from(range(len(vecs)))
+    family = np.array([f.value for f in families])
     sims = vecs @ vecs.T
-    rows, cols = np.nonzero(np.triu(sims >= threshold, k=1))
+    same = family[:, None] == family[None, :]
+    rows, cols = np.nonzero(np.triu((sims >= threshold) & same, k=1))
     graph.add_edges_from(zip(rows.tolist(), cols.tolist(), strict=True))
     first = {}
     for component in nx.connected_components(graph):
