@@ -108,13 +108,17 @@ def eligible_rows(
         raise InputError(
             "the decision time needs a zone", field="decision_time", value=str(decision_time)
         )
+    duplicates = {
+        r["duplicate"]  # type: ignore[union-attr]
+        for name in ("same_source", "same_title")
+        for r in queries.run(store, name, {"node": anchor})  # type: ignore[union-attr]
+    }
     rows = queries.run(
         store,
         "pool_candidates",
         {
             "anchor": anchor,
             "company": company,
-            "family": list(spec.families),
             "before": decision_time,
             "since": decision_time - dt.timedelta(days=spec.lookback_days),
             "evidenceGraph": [store.graphs.news, store.graphs.filings, store.graphs.documents],
@@ -122,7 +126,10 @@ def eligible_rows(
         default_graphs=_evidence_graphs(store),
     )
     out = {}
+    families = set(spec.families)
     for r in rows:  # type: ignore[union-attr]
+        if r["family"] not in families or r["evidence"] in duplicates:
+            continue
         iri = r["evidence"]
         peer = r["peer"].value == "true"  # type: ignore[union-attr]
         if iri in out and not peer:  # about the company and a peer: it is the company's
