@@ -179,3 +179,38 @@ def test_params_and_variants_are_checked() -> None:
         MemoryParams(kappa=0)
     with pytest.raises(InputError, match="variant"):
         source_memory(None, "x", variant="everything")  # type: ignore[arg-type]
+
+
+def test_the_timeline_agrees_with_the_query_at_every_instant(store: BaseStore) -> None:
+    from finkg.retrieval.memory import MemoryTimeline
+
+    memory = source_memory(store, "cited")
+    feedback = [
+        _feedback(
+            prediction=NamedNode(f"https://e.org/pred/{i}"),
+            realized=(-1, 0, 1)[i % 3],
+            horizon=(1, 3, 5)[i % 3],
+            event_type=EVENT_TYPES[i % 5],
+            matured_at=T0 + dt.timedelta(hours=7 * i),
+        )
+        for i in range(40)
+    ]
+    write_updates(
+        store, memory, [u for f in feedback[:25] for u in updates_for(f, memory, weights=WEIGHTS)]
+    )
+    timeline = MemoryTimeline(store, memory)
+    write_updates(
+        store, memory, [u for f in feedback[25:] for u in updates_for(f, memory, weights=WEIGHTS)]
+    )
+    assert timeline.counts(T0 + dt.timedelta(days=30)) != memory_counts(
+        store, memory, T0 + dt.timedelta(days=30)
+    )  # it has not seen the later writes yet
+    timeline.refresh()
+    for hours in (-1, 0, 1, 7, 50, 51, 100, 180, 400):
+        at = T0 + dt.timedelta(hours=hours)
+        ours, reference = timeline.counts(at), memory_counts(store, memory, at)
+        assert ours.keys() == reference.keys(), hours
+        for key in ours:
+            assert ours[key].positive == pytest.approx(reference[key].positive)
+            assert ours[key].negative == pytest.approx(reference[key].negative)
+            assert ours[key].updates == reference[key].updates

@@ -28,6 +28,7 @@ frequencies pi_y. Which families are credited, and with what, is the memory's va
 
 from __future__ import annotations
 
+import bisect
 import datetime as dt
 import hashlib
 from collections import Counter
@@ -161,6 +162,55 @@ def memory_counts(
         )
         for r in rows  # type: ignore[union-attr]
     }
+
+
+class MemoryTimeline:
+    """A memory's updates loaded once, summed as of any instant by bisection.
+
+    `counts(t)` equals `memory_counts(store, memory, t)` (a test checks it) without
+    summing every update in SPARQL for every decision. `refresh()` reloads when the store
+    has changed since the load (new feedback), and is cheap when it has not.
+    """
+
+    def __init__(self, store: BaseStore, memory: SourceMemory) -> None:
+        self.store, self.memory = store, memory
+        self._generation = -1
+        self._cells: dict[CellKey, tuple[list[dt.datetime], np.ndarray, np.ndarray]] = {}
+        self.refresh()
+
+    def refresh(self) -> None:
+        generation = self.store.generation()
+        if generation == self._generation:
+            return
+        rows = queries.run(self.store, "memory_updates", {"memory": self.memory.iri})
+        by_cell: dict[CellKey, list[tuple[dt.datetime, float, float]]] = {}
+        for r in rows:  # type: ignore[union-attr]
+            key = (r["family"], r["eventType"], int(r["horizon"].value))  # type: ignore[union-attr]
+            by_cell.setdefault(key, []).append(  # type: ignore[arg-type]
+                (
+                    dt.datetime.fromisoformat(r["matured"].value),  # type: ignore[union-attr]
+                    float(r["positive"].value),  # type: ignore[union-attr]
+                    float(r["negative"].value),  # type: ignore[union-attr]
+                )
+            )
+        self._cells = {}
+        for key, items in by_cell.items():
+            items.sort()  # by instant, then deltas: the same sums on any store, in any order
+            self._cells[key] = (
+                [x[0] for x in items],
+                np.cumsum([x[1] for x in items]),
+                np.cumsum([x[2] for x in items]),
+            )
+        self._generation = generation
+
+    def counts(self, before: dt.datetime) -> dict[CellKey, CellCounts]:
+        """The memory as of `before`: updates matured strictly before it."""
+        out = {}
+        for key, (times, pos, neg) in self._cells.items():
+            n = bisect.bisect_left(times, before)
+            if n:
+                out[key] = CellCounts(float(pos[n - 1]), float(neg[n - 1]), n)
+        return out
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -33,6 +33,7 @@ from finkg.reader.schemas import ImpactPrediction
 from finkg.retrieval.live import node_texts
 from finkg.retrieval.memory import (
     MemoryParams,
+    MemoryTimeline,
     Ranked,
     SourceMemory,
     memory_counts,
@@ -104,6 +105,7 @@ def retrieve(
     vectors: VectorSource,
     memory: SourceMemory | None,
     config: ImpactConfig,
+    timeline: MemoryTimeline | None = None,
 ) -> Retrieved:
     pool = build_pool(
         store,
@@ -115,7 +117,12 @@ def retrieve(
         vectors=vectors,
         spec=config.pool,
     )
-    counts = memory_counts(store, memory, anchor.decision_time) if memory else {}
+    if memory is None:
+        counts = {}
+    elif timeline is not None:
+        counts = timeline.counts(anchor.decision_time)
+    else:
+        counts = memory_counts(store, memory, anchor.decision_time)
     params = config.memory if memory else dataclasses.replace(config.memory, lam=0.0)
     ranked = rerank(pool.candidates, event_type=anchor.event_type, counts=counts, params=params)
     seen = sum(c.updates for c in counts.values())
@@ -151,11 +158,20 @@ def predict(
     memory: SourceMemory | None,
     config: ImpactConfig | None = None,
     cache: OutputCache | None = None,
+    timeline: MemoryTimeline | None = None,
 ) -> ImpactResult:
     """Retrieve, read and write one anchor's prediction (module docstring)."""
     config = config or ImpactConfig()
     started = dt.datetime.now(dt.UTC)
-    retrieved = retrieve(store, anchor, texts=texts, vectors=vectors, memory=memory, config=config)
+    retrieved = retrieve(
+        store,
+        anchor,
+        texts=texts,
+        vectors=vectors,
+        memory=memory,
+        config=config,
+        timeline=timeline,
+    )
     evidence, ids = evidence_block(store, retrieved.context, config.snippet_chars)
     card = market_card(store, anchor.ticker, anchor.card_last_session, proxy=config.proxy)
     values = {

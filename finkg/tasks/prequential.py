@@ -22,7 +22,7 @@ from finkg.kg.calendar import MarketCalendar
 from finkg.kg.store import BaseStore
 from finkg.reader.llm import LLM
 from finkg.reader.read import OutputCache
-from finkg.retrieval.memory import HORIZONS, SourceMemory
+from finkg.retrieval.memory import HORIZONS, MemoryTimeline, SourceMemory
 from finkg.retrieval.pools import TextSource, VectorSource
 from finkg.tasks.anchors import Anchor
 from finkg.tasks.feedback import FeedbackReport, feedback
@@ -75,6 +75,7 @@ def run_prequential(
     if memory is not None and prices is None:
         prices = load_prices(store, ordered, proxy=config.proxy, calendar=calendar)
     done: set[tuple[NamedNode, int]] = set()
+    timeline = MemoryTimeline(store, memory) if memory is not None else None
     last_feedback: dt.datetime | None = None
     for i, anchor in enumerate(ordered):
         if memory is not None and _a_close_passed(calendar, last_feedback, anchor.decision_time):
@@ -97,6 +98,8 @@ def run_prequential(
             )
             _merge(summary.feedback, report)
             last_feedback = anchor.decision_time
+            if report.outcomes:
+                timeline.refresh()  # type: ignore[union-attr]
         result = predict(
             store,
             anchor,
@@ -106,6 +109,7 @@ def run_prequential(
             memory=memory,
             config=config,
             cache=cache,
+            timeline=timeline,
         )
         summary.predictions += result.prediction is not None
         summary.json_invalid += result.prediction is None
