@@ -13,55 +13,17 @@ from typing import Any
 
 import click
 from pyoxigraph import NamedNode
-from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
 from finkg import queries
+from finkg.cli_impact import impact
+from finkg.cli_support import FinkgGroup, _open, _progress, _settings, err, out, store_option
 from finkg.config import Settings
-from finkg.errors import FinkgError, InputError
+from finkg.errors import InputError
 from finkg.kg import export as exporting
-from finkg.kg.store import BaseStore, open_store
+from finkg.kg.store import BaseStore
 from finkg.queries.results import Solutions, python_value
-
-out = Console(soft_wrap=True)
-err = Console(stderr=True, soft_wrap=True)
-
-
-class FinkgClickError(click.ClickException):
-    """A FinkgError at the CLI boundary, keeping its exit code."""
-
-    def __init__(self, error: FinkgError) -> None:
-        super().__init__(str(error))
-        self.exit_code = error.exit_code
-
-    def show(self, file: Any = None) -> None:
-        err.print(Text.assemble(("error: ", "bold red"), self.message), highlight=False)
-
-
-class FinkgGroup(click.Group):
-    def invoke(self, ctx: click.Context) -> Any:
-        try:
-            return super().invoke(ctx)
-        except FinkgError as e:
-            raise FinkgClickError(e) from e
-
-
-def _settings(ctx: click.Context) -> Settings:
-    return ctx.find_object(Settings) or Settings.from_env()
-
-
-def _open(ctx: click.Context, store: str | None, *, read_only: bool = False) -> BaseStore:
-    settings = _settings(ctx)
-    return open_store(store or settings.store_location, settings=settings, read_only=read_only)
-
-
-store_option = click.option(
-    "--store",
-    "store",
-    metavar="LOCATION",
-    help="Store directory or http(s):// SPARQL endpoint [default: $FINKG_STORE or ~/.finkg/store].",
-)
 
 
 @click.group(cls=FinkgGroup, context_settings={"help_option_names": ["-h", "--help"]})
@@ -233,19 +195,6 @@ def _ingest_documents(
         out.print(f"failed documents and reasons: {rejects}")
     elif report.rejects:
         ctx.exit(2)
-
-
-def _progress() -> Any:
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-    return Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=err,
-        transient=True,
-    )
 
 
 def _parse_bindings(values: tuple[str, ...]) -> dict[str, object]:
@@ -712,8 +661,6 @@ def _print_demo(r: Any) -> None:
         highlight=False,
     )
 
-
-from finkg.cli_impact import impact  # noqa: E402  (it builds on the helpers above)
 
 cli.add_command(impact)
 

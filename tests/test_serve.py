@@ -37,11 +37,17 @@ def served(tmp_path: Path):
         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
     )
     url = f"http://127.0.0.1:{port}"
-    for _ in range(100):
+    deadline = time.monotonic() + 60
+    while True:
+        if proc.poll() is not None:
+            pytest.fail(f"finkg serve exited {proc.returncode}: {proc.stderr.read().decode()}")
         try:
             urllib.request.urlopen(url + "/query?query=ASK%7B%7D", timeout=1)
             break
         except OSError:
+            if time.monotonic() > deadline:
+                proc.kill()
+                pytest.fail("finkg serve did not answer within 60 s")
             time.sleep(0.1)
     yield url, settings
     proc.terminate()
