@@ -18,6 +18,7 @@ import itertools
 import json
 import math
 import time
+import weakref
 from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from pathlib import Path
@@ -63,6 +64,9 @@ class LlamaCpp:
             seed=seed,
             verbose=False,
         )
+        # Free the model while the interpreter is still whole; llama-cpp-python's own
+        # __del__ at shutdown finds its C bindings gone and prints a TypeError.
+        weakref.finalize(self, self.llm.close)
         template = self.llm.metadata.get("tokenizer.chat_template")
         if not template:
             raise ReaderError(f"{path.name} has no chat template in its metadata")
