@@ -44,16 +44,27 @@ CHILD = textwrap.dedent(
 def _news(path: Path) -> None:
     with path.open("w") as f:
         for i in range(ITEMS):
-            f.write(json.dumps({
-                "symbol": "ZQAW", "publishedDate": f"2019-03-{1 + i % 28:02d} 10:{i % 60:02d}:00",
-                "title": f"Item {i}", "site": "wire", "text": "x " * 40,
-                "url": f"https://example.org/{i}",
-            }) + "\n")
+            f.write(
+                json.dumps(
+                    {
+                        "symbol": "ZQAW",
+                        "publishedDate": f"2019-03-{1 + i % 28:02d} 10:{i % 60:02d}:00",
+                        "title": f"Item {i}",
+                        "site": "wire",
+                        "text": "x " * 40,
+                        "url": f"https://example.org/{i}",
+                    }
+                )
+                + "\n"
+            )
 
 
 def _run(store: Path, news: Path, *, kill_at: int | None) -> int:
-    child = subprocess.Popen([sys.executable, "-c", CHILD, str(store), str(news), str(BATCH)],
-                             stdout=subprocess.PIPE, text=True)
+    child = subprocess.Popen(
+        [sys.executable, "-c", CHILD, str(store), str(news), str(BATCH)],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     writes = 0
     assert child.stdout is not None
     for line in child.stdout:
@@ -80,8 +91,10 @@ def _batches(location: Path) -> list[tuple[int, int]]:
 
 def _articles(location: Path) -> int:
     with open_store(location, settings=Settings(home=location.parent), read_only=True) as s:
-        rows = s.select("SELECT (COUNT(?n) AS ?c) WHERE { GRAPH ?g { "
-                        "?n a <https://w3id.org/finkg/ns#NewsArticle> } }")
+        rows = s.select(
+            "SELECT (COUNT(?n) AS ?c) WHERE { GRAPH ?g { "
+            "?n a <https://w3id.org/finkg/ns#NewsArticle> } }"
+        )
         return int(rows.rows[0][0].value)  # type: ignore[union-attr]
 
 

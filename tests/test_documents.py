@@ -38,23 +38,38 @@ def _count(store: BaseStore, cls: str) -> int:
 
 def _path(store: BaseStore, doc: str) -> list[str]:
     rows = store.select(
-        "SELECT ?to WHERE { GRAPH ?g { ?t <" + FKG + "document> <" + doc + "> ; <" + FKG
+        "SELECT ?to WHERE { GRAPH ?g { ?t <"
+        + FKG
+        + "document> <"
+        + doc
+        + "> ; <"
+        + FKG
         + "toState> ?to ; <http://www.w3.org/ns/prov#endedAtTime> ?at } } ORDER BY ?at"
     )
     return [r["to"].value.rsplit("#", 1)[1] for r in rows]  # type: ignore[union-attr]
 
 
 def test_documents_reach_ready_with_an_audited_path(store: BaseStore, world: Path) -> None:
-    ingest(store, "companies", loader("companies"), [world / "companies.csv"],
-           IngestOptions(graphs=store.graphs))
+    ingest(
+        store,
+        "companies",
+        loader("companies"),
+        [world / "companies.csv"],
+        IngestOptions(graphs=store.graphs),
+    )
     report = ingest_documents(store, _docs(world))
     assert report.rejects == [] and report.ready == 4 and report.chunks >= 4
     for outcome in report.outcomes:
         assert _path(store, outcome.document.value) == list(lifecycle.STATES)
     assert validate_store(store).conforms
     rows = store.select(
-        "SELECT ?at ?rule WHERE { GRAPH ?g { ?c a <" + FKG + "DocumentChunk> ; <" + FKG
-        + "availableAt> ?at ; <" + FKG + "timeRule> ?rule } } LIMIT 1"
+        "SELECT ?at ?rule WHERE { GRAPH ?g { ?c a <"
+        + FKG
+        + "DocumentChunk> ; <"
+        + FKG
+        + "availableAt> ?at ; <"
+        + FKG
+        + "timeRule> ?rule } } LIMIT 1"
     )
     assert "end of that day" in rows.rows[0][1].value  # type: ignore[union-attr]
     mentions = store.select("SELECT ?m WHERE { GRAPH ?g { ?c <" + FKG + "mentions> ?m } }")
@@ -67,8 +82,13 @@ def test_documents_reach_ready_with_an_audited_path(store: BaseStore, world: Pat
 def test_chunk_offsets_point_into_the_normalized_text(store: BaseStore, world: Path) -> None:
     ingest_documents(store, _docs(world)[:1])
     rows = store.select(
-        "SELECT ?text ?start ?end ?doc WHERE { GRAPH ?g { ?c <" + FKG + "text> ?text ; <" + FKG
-        + "charStart> ?start ; <" + FKG + "charEnd> ?end ; <http://www.w3.org/ns/prov#"
+        "SELECT ?text ?start ?end ?doc WHERE { GRAPH ?g { ?c <"
+        + FKG
+        + "text> ?text ; <"
+        + FKG
+        + "charStart> ?start ; <"
+        + FKG
+        + "charEnd> ?end ; <http://www.w3.org/ns/prov#"
         "wasDerivedFrom> ?doc . ?doc <" + FKG + "normalizedText> ?full } }"
     )
     full = store.select("SELECT ?t WHERE { GRAPH ?g { ?d <" + FKG + "normalizedText> ?t } }")
@@ -97,10 +117,12 @@ def test_a_failed_stage_is_recorded_and_resumed_without_duplicates(
     assert resumed.transitions[0] == lifecycle.STATES[lifecycle.STATES.index(before) + 1]
     path = _path(store, failed.document.value)
     assert path.count("Uploaded") == 1 and path.count("Error") == 1
-    chunks = store.select("SELECT (COUNT(?c) AS ?n) WHERE { GRAPH ?g { ?c a <" + FKG
-                          + "DocumentChunk> } }")
-    texts = store.select("SELECT (COUNT(?t) AS ?n) WHERE { GRAPH ?g { ?d <" + FKG
-                         + "normalizedText> ?t } }")
+    chunks = store.select(
+        "SELECT (COUNT(?c) AS ?n) WHERE { GRAPH ?g { ?c a <" + FKG + "DocumentChunk> } }"
+    )
+    texts = store.select(
+        "SELECT (COUNT(?t) AS ?n) WHERE { GRAPH ?g { ?d <" + FKG + "normalizedText> ?t } }"
+    )
     assert int(texts.rows[0][0].value) == 1  # type: ignore[union-attr]
     assert int(chunks.rows[0][0].value) == resumed.chunks  # type: ignore[union-attr]
     assert validate_store(store).conforms
@@ -120,8 +142,12 @@ def test_word_and_excel_files(store: BaseStore, tmp_path: Path) -> None:
     book.save(tmp_path / "figures.xlsx")
     report = ingest_documents(store, [tmp_path / "note.docx", tmp_path / "figures.xlsx"])
     assert report.ready == 2, report.rejects
-    texts = {r["t"].value for r in store.select(  # type: ignore[union-attr]
-        "SELECT ?t WHERE { GRAPH ?g { ?d <" + FKG + "normalizedText> ?t } }")}
+    texts = {
+        r["t"].value
+        for r in store.select(  # type: ignore[union-attr]
+            "SELECT ?t WHERE { GRAPH ?g { ?d <" + FKG + "normalizedText> ?t } }"
+        )
+    }
     assert "Acme Widgets raised its full-year guidance to $1.2 billion.\n\nRevenue" in texts
     assert "Sheet: Q3\nRevenue | 58.3 | 12%" in texts
 
@@ -133,8 +159,9 @@ def test_without_a_publication_time_a_document_is_available_from_ingestion(
     path.write_text("Liquidity remains strong.")
     doc = upload(path)
     assert doc.time_quality == "approximate" and "from its ingestion" in doc.time_rule
-    (tmp_path / "memo.txt.meta.json").write_text(json.dumps(
-        {"published": "2020-04-30T16:30:00-04:00", "tickers": ["aapl"]}))
+    (tmp_path / "memo.txt.meta.json").write_text(
+        json.dumps({"published": "2020-04-30T16:30:00-04:00", "tickers": ["aapl"]})
+    )
     doc = upload(path)
     assert doc.published.isoformat() == "2020-04-30T16:30:00-04:00"
     assert doc.time_quality == "exact" and doc.tickers == ("AAPL",)

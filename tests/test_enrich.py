@@ -12,8 +12,10 @@ KNOWN = {"AAPL": "Apple Inc.", "ZQAW": "Acme Widgets Corp (synthetic)", "MSFT": 
 @pytest.mark.parametrize(
     ("headline", "expected"),
     [
-        ("Apple Reports Big Q2 Earnings Beat, Driven By Record Services Revenue",
-         "Earnings & Guidance"),
+        (
+            "Apple Reports Big Q2 Earnings Beat, Driven By Record Services Revenue",
+            "Earnings & Guidance",
+        ),
         ("FTC opens antitrust probe into Acme", "Legal & Regulatory"),
         ("Acme agrees to $2 billion acquisition, announces buyback", "Capital & Transactions"),
         ("Acme CFO resigns; board appoints interim", "Management & Operations"),
@@ -33,8 +35,10 @@ def test_cues_match_whole_words_only() -> None:
 
 
 def test_topics_are_counted_and_ranked() -> None:
-    text = ("We expect full-year revenue growth; our outlook assumes stable demand. "
-            "Liquidity remains strong with $20 billion of cash and cash equivalents.")
+    text = (
+        "We expect full-year revenue growth; our outlook assumes stable demand. "
+        "Liquidity remains strong with $20 billion of cash and cash equivalents."
+    )
     found = topics(text)
     assert found[0] == "guidance"
     assert {"liquidity", "market events"} <= set(found)

@@ -17,8 +17,10 @@ VALID = Path(__file__).parent / "data" / "valid" / "all_shapes.ttl"
 @pytest.fixture
 def quads(store: BaseStore) -> list[ox.Quad]:
     triples = ox.parse(path=str(VALID), format=ox.RdfFormat.TURTLE)
-    store.write(add=[ox.Quad(t.subject, t.predicate, t.object, store.graphs.news)
-                     for t in triples], note="fixture")
+    store.write(
+        add=[ox.Quad(t.subject, t.predicate, t.object, store.graphs.news) for t in triples],
+        note="fixture",
+    )
     return list(store.quads(store.graphs.news))
 
 
@@ -42,10 +44,15 @@ def test_json_ld_is_compact_in_finkgs_terms(quads: list[ox.Quad]) -> None:
 @pytest.mark.parametrize("fmt", [f for f in FORMATS if f != "jsonld"])
 def test_rdf_formats_round_trip(quads: list[ox.Quad], fmt: str) -> None:
     data = serialize(quads, fmt)
-    parsed = ox.parse(data, format={"turtle": ox.RdfFormat.TURTLE,
-                                    "ntriples": ox.RdfFormat.N_TRIPLES,
-                                    "nquads": ox.RdfFormat.N_QUADS,
-                                    "trig": ox.RdfFormat.TRIG}[fmt])
+    parsed = ox.parse(
+        data,
+        format={
+            "turtle": ox.RdfFormat.TURTLE,
+            "ntriples": ox.RdfFormat.N_TRIPLES,
+            "nquads": ox.RdfFormat.N_QUADS,
+            "trig": ox.RdfFormat.TRIG,
+        }[fmt],
+    )
     as_triples = {(q.subject, q.predicate, q.object) for q in parsed}
     assert as_triples == {(q.subject, q.predicate, q.object) for q in quads}
 

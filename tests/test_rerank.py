@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from pyoxigraph import Literal, NamedNode, Quad
+from pyoxigraph import Literal, NamedNode
 
 from finkg.errors import InputError
 from finkg.kg.ingest import common

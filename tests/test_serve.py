@@ -28,13 +28,31 @@ def _free_port() -> int:
 def served(tmp_path: Path):
     settings = Settings(home=tmp_path / "home")
     with open_store(tmp_path / "store", settings=settings) as s:
-        s.write(add=[ox.Quad(ox.NamedNode("https://e.org/a"), ox.NamedNode("https://e.org/p"),
-                             ox.Literal("served"), s.graphs.news)], note="x")
+        s.write(
+            add=[
+                ox.Quad(
+                    ox.NamedNode("https://e.org/a"),
+                    ox.NamedNode("https://e.org/p"),
+                    ox.Literal("served"),
+                    s.graphs.news,
+                )
+            ],
+            note="x",
+        )
     port = _free_port()
     proc = subprocess.Popen(
-        [sys.executable, "-m", "finkg.cli", "serve", "--store", str(tmp_path / "store"),
-         "--bind", f"127.0.0.1:{port}"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        [
+            sys.executable,
+            "-m",
+            "finkg.cli",
+            "serve",
+            "--store",
+            str(tmp_path / "store"),
+            "--bind",
+            f"127.0.0.1:{port}",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
     )
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 60
@@ -61,8 +79,17 @@ def test_a_served_store_answers_queries_and_refuses_writes(served) -> None:
     rows = remote.select("SELECT ?o WHERE { GRAPH ?g { ?s <https://e.org/p> ?o } }")
     assert [r["o"].value for r in rows] == ["served"]
     with pytest.raises((QueryError, StoreError)):
-        remote.write(add=[ox.Quad(ox.NamedNode("https://e.org/b"), ox.NamedNode("https://e.org/p"),
-                                  ox.Literal("no"), remote.graphs.news)], note="refused")
+        remote.write(
+            add=[
+                ox.Quad(
+                    ox.NamedNode("https://e.org/b"),
+                    ox.NamedNode("https://e.org/p"),
+                    ox.Literal("no"),
+                    remote.graphs.news,
+                )
+            ],
+            note="refused",
+        )
     assert remote.generation() == 1
 
 
