@@ -199,13 +199,23 @@ def backtest_command(
 ) -> None:
     """Metrics of paper 000 §4 and the §4.4 portfolio for stored predictions."""
     from finkg.evaluation.report import event_table, impact_report, portfolio_table
+    from finkg.retrieval.embed import open_embedder
+    from finkg.retrieval.live import LiveVectors
     from finkg.tasks.impact_job import backtest_job
 
     test = _span(start, end, "--from/--to")
     png = report.with_suffix(".png") if report else None
+    settings = _settings(ctx)
     with _open(ctx, store, read_only=True) as s:
+        vectors = LiveVectors(s, open_embedder(settings.embedder, threads=settings.threads))
         results, benchmarks = backtest_job(
-            s, test=test, variants=_variants(variants), proxy=proxy, png=png
+            s,
+            test=test,
+            variants=_variants(variants),
+            proxy=proxy,
+            png=png,
+            vectors=vectors,
+            near_duplicate=ImpactConfig().pool.near_duplicate,
         )
     for line in event_table(results):
         out.print(line, highlight=False)

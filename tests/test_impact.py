@@ -16,6 +16,8 @@ from finkg.demo.world import WorldSpec
 from finkg.errors import InputError
 from finkg.kg.calendar import get_calendar
 from finkg.kg.store import open_store
+from finkg.retrieval.embed import HashEmbedder
+from finkg.retrieval.live import LiveVectors
 from finkg.tasks.anchors import anchors
 from finkg.tasks.impact import ImpactConfig
 from finkg.tasks.impact_job import Span, backtest_job, feedback_job, memory_of, run_job
@@ -91,7 +93,12 @@ def test_variants_run_feed_back_and_backtest(world) -> None:
         ]
         png = root / "equity.png"
         results, benchmarks = backtest_job(
-            store, test=TEST, variants=["static", "cited"], proxy="ZQMX", png=png
+            store,
+            test=TEST,
+            variants=["static", "cited"],
+            proxy="ZQMX",
+            png=png,
+            vectors=LiveVectors(store, HashEmbedder(dim=384)),
         )
     static, cited = results
     assert static.predictions == cited.predictions == len(in_span) > n - 3
@@ -100,6 +107,9 @@ def test_variants_run_feed_back_and_backtest(world) -> None:
     assert static.portfolio is not None and len(static.portfolio.daily) > 20
     assert [b.name for b in benchmarks] == ["ZQMX", "equal-weight universe"]
     assert png.read_bytes()[:4] == b"\x89PNG"
+    for r in results:  # the context every run read: nothing from its future
+        assert r.audit.predictions == r.predictions and r.audit.passages > r.predictions
+        assert r.audit.future == 0
 
 
 def test_unknown_variants_are_refused_before_any_work(world) -> None:

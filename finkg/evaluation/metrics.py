@@ -27,6 +27,7 @@ import numpy as np
 from scipy.stats import spearmanr
 
 if TYPE_CHECKING:
+    from finkg.evaluation.audit import ContextAudit
     from finkg.evaluation.backtest import Performance
 
 CLASSES = (-1, 0, 1)
@@ -120,3 +121,4 @@ class VariantResult:
     rank_ic: float
     citation_rate: float
     portfolio: Performance | None  # the §4.4 portfolio of its 3D signals
+    audit: ContextAudit  # future-document and near-duplicate anchor rates of its context

@@ -43,8 +43,9 @@ def _base(variant: str) -> str:
 def event_table(results: Sequence[VariantResult]) -> list[str]:
     lines = [
         "| variant | predictions | labelled | non-neutral F1 | macro-F1 | 1D | 3D | 5D "
-        "| rank IC | citation rate | paper: NN-F1 / macro-F1 / rank IC |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
+        "| rank IC | citation rate | future-doc rate | near-dup anchor rate "
+        "| paper: NN-F1 / macro-F1 / rank IC |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in results:
         paper = PAPER_EVENT.get(_base(r.variant))
@@ -53,7 +54,8 @@ def event_table(results: Sequence[VariantResult]) -> list[str]:
             f"| {NAMES.get(_base(r.variant), r.variant)} (`{r.variant}`) | {r.predictions} "
             f"| {r.labelled} | {_f(r.non_neutral_f1)} | {_f(r.macro_f1_all)} "
             f"| {_f(r.macro_f1[1])} | {_f(r.macro_f1[3])} | {_f(r.macro_f1[5])} "
-            f"| {_f(r.rank_ic)} | {_f(r.citation_rate, 2)} | {ref} |"
+            f"| {_f(r.rank_ic)} | {_f(r.citation_rate, 2)} | {r.audit.future_rate:.2%} "
+            f"| {r.audit.near_duplicate_rate:.2%} | {ref} |"
         )
     return lines
 

@@ -20,6 +20,7 @@ from pathlib import Path
 from finkg import queries
 from finkg.config import Settings
 from finkg.errors import InputError
+from finkg.evaluation.audit import ContextUse, audit
 from finkg.evaluation.backtest import DayScore, Performance, portfolio, returns_panel
 from finkg.evaluation.labels import NoLabel, PriceTable, residual_label, span_needed
 from finkg.evaluation.metrics import (
@@ -33,6 +34,7 @@ from finkg.evaluation.metrics import (
 from finkg.kg.calendar import MarketCalendar
 from finkg.kg.iri import readable_keys
 from finkg.kg.store import BaseStore
+from finkg.queries.results import python_value
 from finkg.reader.llm import LLM
 from finkg.reader.read import OutputCache
 from finkg.retrieval.memory import HORIZONS, VARIANTS, SourceMemory, class_weights, label_mix
@@ -167,9 +169,12 @@ def evaluate(
     calendar: MarketCalendar,
     proxy: str,
     prices: PriceTable,
+    vectors: VectorSource,
+    near_duplicate: float = 0.9,
     k: int = 10,
 ) -> VariantResult:
-    """§4 metrics and the §4.4 portfolio of one variant's stored predictions."""
+    """§4 metrics, the validity audit of the context read, and the §4.4 portfolio of one
+    variant's stored predictions."""
     memory = memory_of(store, variant)
     values: dict[str, object] = {"firstDay": first_day, "lastDay": last_day}
     if memory is not None:
@@ -216,7 +221,22 @@ def evaluate(
         rank_ic=rank_ic(scored),
         citation_rate=citation_rate(cited.values()),
         portfolio=perf,
+        audit=audit(_context_uses(store, values), vectors.vectors, threshold=near_duplicate),
     )
+
+
+def _context_uses(store: BaseStore, values: dict[str, object]) -> list[ContextUse]:
+    rows = queries.run(store, "impact_context", values)
+    return [
+        ContextUse(
+            r["prediction"],  # type: ignore[arg-type]
+            r["news"],  # type: ignore[arg-type]
+            python_value(r["decision"]),
+            r["evidence"],  # type: ignore[arg-type]
+            None if r["available"] is None else python_value(r["available"]),
+        )
+        for r in rows  # type: ignore[union-attr]
+    ]
 
 
 # -- one call per command -----------------------------------------------------------------
@@ -293,8 +313,12 @@ def backtest_job(
     variants: Sequence[str],
     proxy: str,
     png: Path | None,
+    vectors: VectorSource,
+    near_duplicate: float = 0.9,
 ) -> tuple[list[VariantResult], list[Performance]]:
-    """`finkg impact backtest`: each variant's metrics and portfolio, and the benchmarks."""
+    """`finkg impact backtest`: each variant's metrics, audit and portfolio, and the
+    benchmarks. `vectors` embeds anchors and passages for the near-duplicate audit (the
+    embedder the runs retrieved with)."""
     from finkg.evaluation.backtest import equal_weight, equity_png
     from finkg.evaluation.backtest import proxy as proxy_performance
     from finkg.kg.calendar import get_calendar
@@ -317,6 +341,8 @@ def backtest_job(
             calendar=calendar,
             proxy=proxy,
             prices=prices,
+            vectors=vectors,
+            near_duplicate=near_duplicate,
         )
         for v in variants
     ]
