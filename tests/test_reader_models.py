@@ -4,6 +4,7 @@ to read well; enough to show the plumbing, the grammar and the scores are real).
 
 from __future__ import annotations
 
+import json
 import math
 import socket
 import subprocess
@@ -142,3 +143,17 @@ def test_every_packaged_model_is_pinned() -> None:
     for m in MODELS.values():
         assert len(m.sha256) == 64 and m.size > 0
         assert all(v for _, v in m.distributions)
+
+
+def test_the_json_grammar_keeps_control_characters_out_of_strings() -> None:
+    """llama-cpp-python's converter lets a raw newline into a JSON string; Qwen 0.5B wrote
+    one, and the reply failed to parse although it obeyed the grammar."""
+    pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed (make test does)")
+    from finkg.reader.llamacpp import _grammar, grammar_text
+    from finkg.reader.read import narrow_schema
+    from finkg.reader.schemas import ImpactPrediction
+
+    schema = json.dumps(narrow_schema(ImpactPrediction.model_json_schema(), {"N1", "F1"}))
+    (char,) = [line for line in grammar_text(schema).splitlines() if line.startswith("char ::=")]
+    assert char.startswith('char ::= [^"\\\\\\x7F\\x00-\\x1F] |')
+    assert _grammar(schema) is not None  # llama.cpp parses the rewritten rule

@@ -29,12 +29,29 @@ import numpy as np
 from finkg.errors import InputError
 from finkg.reader.llm import Generation, Message, ReaderError, check_messages
 
+# llama-cpp-python 0.3.36 writes a JSON string character as `[^"\\]`, which lets raw
+# control characters (a newline, say) into strings: grammar-conformant replies that no
+# JSON parser accepts (Qwen 0.5B wrote one in 50 benchmark prompts). llama.cpp's own
+# converter excludes them; so does finkg's.
+_LOOSE_CHAR = 'char ::= [^"\\\\] |'
+_JSON_CHAR = 'char ::= [^"\\\\\\x7F\\x00-\\x1F] |'
+
+
+def grammar_text(schema_json: str) -> str:
+    """The GBNF grammar of a JSON schema, its strings free of control characters."""
+    from llama_cpp.llama_grammar import json_schema_to_gbnf
+
+    text = json_schema_to_gbnf(schema_json)
+    if _LOOSE_CHAR in text:
+        text = text.replace(_LOOSE_CHAR, _JSON_CHAR)
+    return text
+
 
 @lru_cache(maxsize=32)
 def _grammar(schema_json: str) -> Any:
     from llama_cpp import LlamaGrammar
 
-    return LlamaGrammar.from_json_schema(schema_json, verbose=False)
+    return LlamaGrammar.from_string(grammar_text(schema_json), verbose=False)
 
 
 class LlamaCpp:
