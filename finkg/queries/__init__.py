@@ -83,9 +83,17 @@ class QueryRunner(Protocol):
 
 
 def query_form(text: str) -> Form:
-    """select, construct, ask, describe or update: the query's first keyword."""
-    stripped = re.sub(r"#[^\n]*", " ", text)
-    stripped = re.sub(r"<[^<>\s]*>", " ", stripped)  # PREFIX IRIs
+    """select, construct, ask, describe or update: the query's first keyword.
+
+    IRIs go before comments: the `#` of `<https://w3id.org/finkg/ns#>` starts no comment.
+
+    >>> query_form("PREFIX fkg: <https://w3id.org/finkg/ns#> SELECT * WHERE { ?s ?p ?o }")
+    'select'
+    >>> query_form("INSERT DATA { <urn:a> <urn:b> <urn:c> }  # not a SELECT")
+    'update'
+    """
+    stripped = re.sub(r"<[^<>\s]*>", " ", text)  # IRIs (PREFIX declarations among them)
+    stripped = re.sub(r"#[^\n]*", " ", stripped)
     m = _FORM.search(stripped)
     if m is None:
         raise QueryError(
