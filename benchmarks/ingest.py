@@ -173,13 +173,14 @@ def main(argv: list[str] | None = None) -> int:
                 prices.append(tmp / "prices" / src.name)
         market = tmp / "prices" / Path(args.market).name
         _prices_in_period(args.data / "event" / args.market, args.start, args.end, market)
+        # prices first: a filing PDF named by company is placed by a priced ticker
         sources: list[tuple[str, list[Path]]] = [
+            ("prices", [*prices, market]),
             (
                 "filings",
                 sorted((args.data / "event/edgar/submissions").glob("*.json"))
                 + sorted((args.data / "event/filings_pdf").glob("*.pdf")),
             ),
-            ("prices", [*prices, market]),
             ("news", [tmp / "news.jsonl"]),
         ]
         if not args.no_acl18:

@@ -412,6 +412,47 @@ def test_a_pdf_without_an_index_gets_an_approximate_time_with_its_rule(tmp_path:
     assert validate_quads(q for i in items for q in i.quads).conforms
 
 
+COVER = [
+    "FORM 10-K",
+    "For the fiscal year ended December 31, 2019",
+    "Title of each class Trading Symbol(s) Name of each exchange on which registered",
+    "Common Stock, par value $0.01 per share ZQAW The Nasdaq Global Select Market",
+    "Securities registered pursuant to Section 12(g) of the Act: None",
+    "",
+    "Item 7. MD&A",
+    "Revenue rose.",
+]
+
+
+def test_a_pdf_named_by_company_is_placed_by_its_covers_trading_symbol(tmp_path: Path) -> None:
+    """The shared data's annual reports are named ACTIVISIONBLIZZARD_2019_10K.pdf: no CIK,
+    no index; the cover's symbol table names a company the store has prices of."""
+    pdf = tiny_pdf(tmp_path / "ZEDCORPORATION_2019_10K.pdf", COVER)
+    items, rejects = read([pdf], priced_tickers=frozenset({"ZQAW", "ZQBV"}))
+    assert rejects == []
+    found = passage_items(items)
+    assert found and {value(i, FKG.about) for i in found} == {
+        mint("company", "ZQAW", base=Graphs().base).value
+    }
+    assert _times(items) == {("2020-04-14T22:00:00-04:00", "approximate")}
+    assert validate_quads(q for i in items for q in i.quads).conforms
+
+
+def test_a_cover_symbol_without_prices_in_the_store_names_no_company(tmp_path: Path) -> None:
+    pdf = tiny_pdf(tmp_path / "ZEDCORPORATION_2019_10K.pdf", COVER)
+    items, rejects = read([pdf], priced_tickers=frozenset({"ZQBV"}))
+    assert items == [] and [r.field for r in rejects] == ["file name"]
+    assert "cannot tell the company" in rejects[0].reason
+
+
+def test_a_pdf_named_by_a_priced_ticker_needs_no_cik(tmp_path: Path) -> None:
+    pdf = tiny_pdf(tmp_path / "ZQBV_2019_10K.pdf", COVER)
+    items, rejects = read([pdf], priced_tickers=frozenset({"ZQAW", "ZQBV"}))
+    assert rejects == []
+    about = {value(i, FKG.about) for i in passage_items(items)}
+    assert about == {mint("company", "ZQBV", base=Graphs().base).value}  # the name comes first
+
+
 def test_a_pdf_named_by_fiscal_year_finds_its_10k_in_the_index(tmp_path: Path) -> None:
     acc = f"{CIK}-20-000003"
     idx = index(
@@ -537,6 +578,17 @@ def test_ingest_stops_on_a_bad_filing_naming_it(store: BaseStore, tmp_path: Path
     with pytest.raises(InputError) as error:
         ingest(store, "filings", loader("filings"), [path], IngestOptions(graphs=store.graphs))
     assert path.name in str(error.value)
+
+
+def test_ingest_knows_the_priced_companies_a_cover_can_name(
+    store: BaseStore, tmp_path: Path
+) -> None:
+    bars = tmp_path / "ZQAW.csv"
+    bars.write_text("Date,Open,High,Low,Close,Adj Close,Volume\n2020-01-02,10,11,9,10.5,10.5,100\n")
+    ingest(store, "prices", loader("prices"), [bars], IngestOptions(graphs=store.graphs))
+    pdf = tiny_pdf(tmp_path / "ZEDCORPORATION_2019_10K.pdf", COVER)
+    report = ingest(store, "filings", loader("filings"), [pdf], IngestOptions(graphs=store.graphs))
+    assert report.rejects == [] and report.written > 0
 
 
 # ---------------------------------------------------------------- real EDGAR files

@@ -32,6 +32,7 @@ from pyoxigraph import NamedNode, Quad
 from finkg import queries
 from finkg.errors import InputError
 from finkg.kg.graphs import Graphs
+from finkg.kg.iri import readable_keys
 from finkg.kg.store import BaseStore
 from finkg.ontology.terms import FKG, PROV, RDF
 from finkg.queries.binding import bind
@@ -86,6 +87,8 @@ class IngestOptions:
     graph: NamedNode | None = None  # an explicit target graph, where a loader allows one
     # ten-digit CIK -> ticker of the companies already in the store (filled by `ingest`)
     companies_by_cik: Mapping[str, str] = field(default_factory=dict)
+    # tickers of the companies with price bars in the store (filled by `ingest` for filings)
+    priced_tickers: frozenset[str] = frozenset()
 
     @property
     def base(self) -> str:
@@ -126,6 +129,11 @@ def ingest(
         rows = queries.run(store, "companies_by_cik")
         known = {r["cik"].value: r["ticker"].value for r in rows}  # type: ignore[union-attr]
         options = dataclasses.replace(options, companies_by_cik=known)
+    if kind == "filings" and not options.priced_tickers:  # only filings look tickers up
+        companies = queries.run(store, "priced_companies").column("company")  # type: ignore[union-attr]
+        keys = [readable_keys("company", c, base=options.base) for c in companies]
+        tickers = frozenset(k[0] for k in keys if k)
+        options = dataclasses.replace(options, priced_tickers=tickers)
     with tempfile.TemporaryDirectory(prefix="finkg-ingest-") as tmp:
         staged = Path(tmp) / "staged.nq"
         counts: list[int] = []  # quads per staged item, in staging order

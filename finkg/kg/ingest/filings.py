@@ -21,8 +21,12 @@ PDFs and text files, in any mix; the indexes are read first, whatever the order.
   document's for a matched HTML or text file), else the file's URI. Every passage item
   carries its source document's quads, so each checked chunk of items is complete.
 - The company is the index's first ticker for the filing's CIK, else the store's company
-  with that CIK (`IngestOptions.companies_by_cik`); otherwise the file is rejected, before
-  its text is extracted (PDF extraction is slow: about 0.1 s a page).
+  with that CIK (`IngestOptions.companies_by_cik`). Where no CIK is known, a ticker of a
+  company with prices in the store (`IngestOptions.priced_tickers`) names it: in the file
+  name (`ATVI_2019_10K.pdf`), else, for a PDF or text file, the first one in its cover
+  page's "Trading Symbol(s)" table. A CIK finkg cannot place, or an HTML document with
+  neither, is rejected before its text is extracted (PDF extraction is slow: about 0.1 s
+  a page).
 """
 
 from __future__ import annotations
@@ -59,7 +63,7 @@ class Filed:
 
 
 def load(paths: Sequence[Path], options: IngestOptions) -> Iterator[Item | Reject]:
-    index = Index(dict(options.companies_by_cik))
+    index = Index(dict(options.companies_by_cik), options.priced_tickers)
     documents = []
     for path in expand(paths):
         if not _is_index(path):
@@ -151,8 +155,9 @@ def _ticker(index: Index, cik: str | None, path: Path) -> str:
         "cannot tell the company of this filing",
         field="file name",
         value=path.name,
-        hint="name it TICKER_YYYY_FORM.pdf or ticker-form-YYYY-MM-DD.htm with a ticker finkg "
-        "knows, or ingest the company's submissions JSON in the same call",
+        hint="name it TICKER_YYYY_FORM.pdf or ticker-form-YYYY-MM-DD.htm with the ticker of a "
+        "company whose prices are in the store, or ingest the company's submissions JSON in "
+        "the same call",
     )
 
 
@@ -208,7 +213,9 @@ def _from_document(path: Path, raw: bytes, index: Index) -> Filed:
     if kind == doctext.HTML:
         identify.html_clues(clues, raw)
     cik = row.cik if row else clues.cik
-    ticker = _ticker(index, cik, path)  # before the (slow, for PDFs) text extraction
+    ticker = index.ticker(cik) or clues.ticker
+    if ticker is None and (cik is not None or kind == doctext.HTML or not index.priced_tickers):
+        ticker = _ticker(index, cik, path)  # refused before the (slow, for PDFs) extraction
     form = row.form if row else clues.form
     if not form:
         raise InputError(
@@ -221,7 +228,8 @@ def _from_document(path: Path, raw: bytes, index: Index) -> Filed:
         )
     text = doctext.extract(raw, kind, source=str(path))
     if kind != doctext.HTML:
-        identify.cover_clues(clues, text)
+        identify.cover_clues(clues, text, index)
+    ticker = ticker or clues.ticker or _ticker(index, cik, path)
     if row is None:
         row, how = identify.by_clues(clues, index)
     when = _row_time(row, how, index) or _clue_time(clues, form, index, cik)

@@ -36,6 +36,8 @@ _PERIOD = re.compile(
     re.IGNORECASE,
 )
 _DEI = r'<ix:non(?:Numeric|Fraction)[^>]*\bname="dei:{}"[^>]*>(.*?)</ix:non(?:Numeric|Fraction)>'
+_SYMBOLS = re.compile(r"Trading\s+Symbol", re.I)
+_TABLE_END = re.compile(r"Securities\s+registered\s+pursuant\s+to\s+Section\s+12\(g\)", re.I)
 COVER_CHARS = 20_000  # where a cover page's "fiscal year ended" is looked for
 
 
@@ -48,6 +50,7 @@ class Index:
     """The submissions indexes of this call, and the store's companies by CIK."""
 
     companies_by_cik: dict[str, str]
+    priced_tickers: frozenset[str] = frozenset()  # companies the store has prices of
     companies: dict[str, edgar.Submissions] = field(default_factory=dict)
     by_accession: dict[str, edgar.Filing] = field(default_factory=dict)
     by_document: dict[str, list[edgar.Filing]] = field(default_factory=dict)
@@ -92,6 +95,8 @@ class Clues:
     """What a document says about itself."""
 
     cik: str | None = None
+    ticker: str | None = None  # a priced company's ticker, where no CIK is known
+    ticker_from: str = ""
     form: str | None = None
     filed: dt.date | None = None  # filing date
     period: dt.date | None = None  # period end
@@ -115,6 +120,8 @@ def name_clues(stem: str, index: Index) -> Clues:
     else:
         c.year = int(m.group("year"))
     c.cik = index.cik_of(m.group("co"))
+    if c.cik is None and m.group("co").upper() in index.priced_tickers:
+        c.ticker, c.ticker_from = m.group("co").upper(), "the file name"
     c.form = form_name(m.group("form"))
     return c
 
@@ -132,13 +139,39 @@ def html_clues(c: Clues, html: bytes) -> None:
         c.period, c.period_from = period_end, "dei:DocumentPeriodEndDate"
 
 
-def cover_clues(c: Clues, text: str) -> None:
+def cover_clues(c: Clues, text: str, index: Index) -> None:
     """Add the period end on a cover page ("for the fiscal year ended September 28, 2019"),
-    when it agrees with a fiscal year from the name (that year or the next)."""
-    if m := _PERIOD.search(text[:COVER_CHARS]):
+    when it agrees with a fiscal year from the name (that year or the next); and, when
+    nothing names the company yet, the first priced ticker in the cover's "Trading
+    Symbol(s)" table (10-K and 10-Q covers carry one since 2019)."""
+    cover = text[:COVER_CHARS]
+    if m := _PERIOD.search(cover):
         period = _parse_date(m.group("date"))
         if period and (c.year is None or period.year in (c.year, c.year + 1)):
             c.period, c.period_from = period, "the cover page"
+    if c.cik is None and c.ticker is None and (ticker := trading_symbol(cover, index)):
+        c.ticker, c.ticker_from = ticker, "the cover page's Trading Symbol"
+
+
+def trading_symbol(cover: str, index: Index) -> str | None:
+    """The first ticker of a priced company in a cover's "Trading Symbol(s)" table.
+
+    >>> cover = ("Title of each class Trading Symbol(s) Name of each exchange "
+    ...          "Common Stock, par value $0.000001 per share ATVI The Nasdaq Global Select "
+    ...          "Market Securities registered pursuant to Section 12(g) of the Act: None EA")
+    >>> trading_symbol(cover, Index({}, frozenset({"ATVI", "EA"})))
+    'ATVI'
+    >>> trading_symbol(cover, Index({}, frozenset({"EA"}))) is None
+    True
+    """
+    m = _SYMBOLS.search(cover)
+    if m is None:
+        return None
+    table = cover[m.end() : m.end() + 600]
+    if stop := _TABLE_END.search(table):
+        table = table[: stop.start()]
+    symbols = re.findall(r"\b[A-Z]{1,5}\b", table)
+    return next((t for t in symbols if t in index.priced_tickers), None)
 
 
 def _dei(html: str, name: str) -> str | None:
