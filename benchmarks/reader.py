@@ -33,7 +33,6 @@ from finkg.config import Settings
 from finkg.demo.run import run_demo
 from finkg.demo.world import WorldManifest, WorldSpec
 from finkg.kg.calendar import get_calendar
-from finkg.kg.derive.cards import market_card
 from finkg.kg.iri import mint
 from finkg.kg.store import BaseStore, open_store
 from finkg.reader.backends import _local
@@ -42,7 +41,7 @@ from finkg.reader.schemas import ImpactPrediction
 from finkg.retrieval.embed import MiniLM
 from finkg.retrieval.live import LiveTexts, LiveVectors
 from finkg.tasks.anchors import anchors
-from finkg.tasks.impact import ImpactConfig, evidence_block, retrieve
+from finkg.tasks.impact import ImpactConfig, prompt_values, retrieve
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -76,17 +75,7 @@ def impact_prompts(
     out = []
     for a in found[::step][:n]:
         got = retrieve(store, a, texts=texts, vectors=vectors, memory=None, config=config)
-        evidence, ids = evidence_block(store, got.context, config.snippet_chars)
-        card = market_card(store, a.ticker, a.card_last_session, proxy=config.proxy)
-        values = {
-            "anchor_id": "A0",
-            "headline": a.headline,
-            "ticker": a.ticker,
-            "prediction_day": a.prediction_day.isoformat(),
-            "event_type": a.event_label,
-            "evidence": evidence,
-            "market_card": card.text(),
-        }
+        values, ids = prompt_values(store, a, got.context, config)
         out.append((values, set(ids), tones[a.news.value]))
     return out
 

@@ -148,6 +148,25 @@ def evidence_block(
     return "\n".join(lines) or "(no eligible evidence)", ids
 
 
+def prompt_values(
+    store: BaseStore, anchor: Anchor, context: tuple[Ranked, ...], config: ImpactConfig
+) -> tuple[dict[str, object], dict[str, NamedNode]]:
+    """The impact template's values for one anchor and its context, and the evidence ids
+    the reader may cite."""
+    evidence, ids = evidence_block(store, context, config.snippet_chars)
+    card = market_card(store, anchor.ticker, anchor.card_last_session, proxy=config.proxy)
+    values = {
+        "anchor_id": "A0",
+        "headline": anchor.headline,
+        "ticker": anchor.ticker,
+        "prediction_day": anchor.prediction_day.isoformat(),
+        "event_type": anchor.event_label,
+        "evidence": evidence,
+        "market_card": card.text(),
+    }
+    return values, ids
+
+
 def predict(
     store: BaseStore,
     anchor: Anchor,
@@ -172,17 +191,7 @@ def predict(
         config=config,
         timeline=timeline,
     )
-    evidence, ids = evidence_block(store, retrieved.context, config.snippet_chars)
-    card = market_card(store, anchor.ticker, anchor.card_last_session, proxy=config.proxy)
-    values = {
-        "anchor_id": "A0",
-        "headline": anchor.headline,
-        "ticker": anchor.ticker,
-        "prediction_day": anchor.prediction_day.isoformat(),
-        "event_type": anchor.event_label,
-        "evidence": evidence,
-        "market_card": card.text(),
-    }
+    values, ids = prompt_values(store, anchor, retrieved.context, config)
     result = read(
         llm,
         prompt("impact"),
