@@ -27,13 +27,13 @@ CHILD = textwrap.dedent(
 
     core.WRITE_BATCH = int(sys.argv[3])
     store = open_store(sys.argv[1], settings=Settings(home=Path(sys.argv[1]).parent))
-    write = store.write
+    write = store.write_nquads
 
-    def announced(**kw):
+    def announced(data, **kw):
         print("write", flush=True)
-        return write(**kw)
+        return write(data, **kw)
 
-    store.write = announced
+    store.write_nquads = announced
     ingest(store, "news", loader("news"), [Path(sys.argv[2])],
            IngestOptions(graphs=store.graphs))
     print("done", flush=True)

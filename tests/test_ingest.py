@@ -110,6 +110,52 @@ def test_skip_bad_writes_the_rest_and_the_rejects(store: BaseStore, tmp_path: Pa
     assert reject["line"] == 2 and "not valid JSON" in reject["reason"]
 
 
+def _many_news(path: Path, n: int, *, bad_at: int) -> None:
+    lines = [news_line(url=f"https://example.org/{i}", title=f"Item {i}") for i in range(n)]
+    lines.insert(bad_at, "{not json\n")
+    lines.append(lines[3])  # a duplicate, chunks after its first copy
+    path.write_text("".join(lines))
+
+
+@pytest.fixture
+def small_batches(monkeypatch: pytest.MonkeyPatch) -> None:
+    import finkg.kg.ingest.core as core
+
+    monkeypatch.setattr(core, "CHECK_CHUNK", 25)
+    monkeypatch.setattr(core, "WRITE_BATCH", 20)
+
+
+def test_a_late_bad_record_stops_a_many_batch_ingest_before_any_write(
+    store: BaseStore, tmp_path: Path, small_batches: None
+) -> None:
+    path = tmp_path / "n.jsonl"
+    _many_news(path, 200, bad_at=180)  # chunk 8 of 9: batches 1-7 are checked by then
+    with pytest.raises(InputError) as error:
+        run(store, "news", path)
+    assert error.value.line == 181
+    assert store.generation() == 0
+
+
+def test_skip_bad_writes_checked_batches_in_order_while_checking_on(
+    store: BaseStore, tmp_path: Path, small_batches: None
+) -> None:
+    path = tmp_path / "n.jsonl"
+    _many_news(path, 200, bad_at=180)
+    report = run(store, "news", path, skip_bad=True)
+    assert (report.written, report.skipped_existing, len(report.rejects)) == (200, 1, 1)
+    assert len(report.commits) == 10  # 200 items in batches of 20
+    rows = store.select(
+        "SELECT ?n (COUNT(?doc) AS ?docs) WHERE { "
+        "GRAPH ?a { ?c <https://w3id.org/finkg/ns#sequence> ?n } "
+        "GRAPH ?g { ?doc <http://www.w3.org/ns/prov#wasGeneratedBy> ?c } } "
+        "GROUP BY ?n ORDER BY ?n"
+    )
+    assert [int(r["docs"].value) for r in rows] == [20] * 10  # type: ignore[union-attr]
+    titles = values(store, FKG.text)
+    assert len(titles) == len(set(titles)) == 200
+    assert validate_store(store).conforms
+
+
 def test_price_bars_are_available_at_the_session_close(store: BaseStore, tmp_path: Path) -> None:
     path = tmp_path / "ZQAW.csv"
     path.write_text(

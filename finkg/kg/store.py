@@ -78,6 +78,15 @@ class Store(Protocol):
         note: str,
         commit: NamedNode | None = None,
     ) -> Commit | None: ...
+    def write_nquads(
+        self,
+        data: bytes,
+        *,
+        count: int,
+        add: Sequence[Quad] = (),
+        note: str,
+        commit: NamedNode | None = None,
+    ) -> Commit: ...
     def load(
         self, data: bytes, *, format: ox.RdfFormat, graph: NamedNode, note: str
     ) -> Commit | None: ...
@@ -128,6 +137,25 @@ class BaseStore(ABC):
                 )
         record = self._commit(commit, note, len(add) + len(remove))
         self._write(add + commit_quads(record, self.graphs), remove)
+        return record
+
+    def write_nquads(
+        self,
+        data: bytes,
+        *,
+        count: int,
+        add: Sequence[Quad] = (),
+        note: str,
+        commit: NamedNode | None = None,
+    ) -> Commit:
+        """Add `data` (N-Quads, every quad in a named graph, as finkg's loaders stage them)
+        and `add` in one transaction with its commit record; `count` is their quad count.
+
+        Backends that can load N-Quads without building Python quads override this."""
+        quads = list(ox.parse(data, format=ox.RdfFormat.N_QUADS)) + list(add)
+        record = self.write(add=quads, note=note, commit=commit)
+        if record is None:
+            raise InputError("nothing to write", field="data", value=note)
         return record
 
     def generation(self) -> int:

@@ -4,22 +4,24 @@ A loader reads source files and yields, per record, either an `Item` (the quads 
 record, keyed by the node whose presence means "already ingested") or a `Reject` (file,
 line, field, reason). `ingest()` then:
 
-1. checks everything before writing anything: every record parses (loader), and every
-   chunk of items conforms to finkg's shapes (pyshacl); the quads are staged in a temporary
-   N-Quads file so the sources are read once;
-2. stops with the first reject, naming file, line and field, and writes nothing, unless
-   `skip_bad` is set: then rejects go to a JSONL rejects file with their reasons;
-3. writes the staged items in batches, each batch one transaction with its `fkg:Commit`
-   (source documents link to it by `prov:wasGeneratedBy`); items whose key node is already in
-   the store are skipped, so an interrupted or repeated ingest adds nothing twice.
+1. checks every record: it parses (loader), its key node is not in the store yet, and its
+   quads conform to finkg's shapes (compiled to SPARQL, `shapes/validate.py`); worker threads
+   check chunks while the loader reads on (Oxigraph queries run outside the GIL);
+2. without `skip_bad`, stops at the first reject, naming file, line and field, and writes
+   nothing: checked items wait in a temporary N-Quads file until every chunk has passed.
+   With `skip_bad`, rejects go to a JSONL rejects file with their reasons and the checked
+   items are written while later chunks are checked (nothing can stop the ingest any more);
+3. writes the items in batches, each batch one transaction with its `fkg:Commit` (source
+   documents link to it by `prov:wasGeneratedBy`); items whose key node is already in the
+   store are skipped, so an interrupted or repeated ingest adds nothing twice.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import itertools
 import json
 import tempfile
+from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -39,6 +41,7 @@ from finkg.queries.binding import bind
 from finkg.shapes.validate import validate_quads
 
 CHECK_CHUNK = 2_000  # items per check: small enough to overlap loading and checking
+CHECKERS = 2  # threads checking chunks (Oxigraph queries run outside the GIL)
 WRITE_BATCH = 5_000  # items per commit at most
 WRITE_QUADS = 100_000  # quads per commit at most (whole items; a bigger item goes alone)
 
@@ -134,45 +137,96 @@ def ingest(
         keys = [readable_keys("company", c, base=options.base) for c in companies]
         tickers = frozenset(k[0] for k in keys if k)
         options = dataclasses.replace(options, priced_tickers=tickers)
-    with tempfile.TemporaryDirectory(prefix="finkg-ingest-") as tmp:
-        staged = Path(tmp) / "staged.nq"
-        counts: list[int] = []  # quads per staged item, in staging order
+    note = f"ingest {kind}: " + ", ".join(p.name for p in paths[:5])
+    note += f" and {len(paths) - 5} more" if len(paths) > 5 else ""
+    with (
+        tempfile.TemporaryDirectory(prefix="finkg-ingest-") as tmp,
+        _Writer(store, note, report, tick, Path(tmp) / "staged.nq", stream=skip_bad) as writer,
+    ):
         seen: set[NamedNode] = set()  # keys staged by this ingest
-        with staged.open("wb") as out, ThreadPoolExecutor(max_workers=1) as checker:
+        with ThreadPoolExecutor(max_workers=CHECKERS) as checker:
 
-            def stage(checked: list[Item], chunk_size: int) -> None:
-                fresh = [i for i in checked if i.key not in seen]
-                report.skipped_existing += len(checked) - len(fresh)  # repeated in the input
+            def stage(checked: Vetted, chunk_size: int) -> None:
+                report.skipped_existing += checked.skipped
+                report.rejects.extend(checked.rejects)
+                fresh = [i for i in checked.items if i.key not in seen]
+                report.skipped_existing += len(checked.items) - len(fresh)  # repeated in input
                 seen.update(i.key for i in fresh)
-                ox.serialize([q for i in fresh for q in i.quads], out, format=ox.RdfFormat.N_QUADS)
-                counts.extend(len(i.quads) for i in fresh)
+                for item in fresh:
+                    data = ox.serialize(item.quads, format=ox.RdfFormat.N_QUADS)
+                    writer.add(data, Staged(len(item.quads), len(data), _sources(item, data)))
                 report.records += chunk_size
                 tick("checked", chunk_size)
 
-            # Oxigraph releases the GIL while it queries: chunk k is checked (store lookups and
-            # shapes) in a worker while the loader reads chunk k+1.
-            pending: tuple[Future[list[Item]], int] | None = None
+            # Oxigraph releases the GIL while it queries and loads: chunks are checked (store
+            # lookups and shapes) by worker threads while the loader reads the next ones, and
+            # (with skip_bad) checked batches are written while later ones are checked.
+            # Results are staged in input order, with at most CHECKERS + 1 chunks in flight.
+            pending: deque[tuple[Future[Vetted], int]] = deque()
             for chunk in _chunks(loader(paths, options), CHECK_CHUNK):
                 items = _accept(chunk, report, skip_bad)
-                future = checker.submit(_vet, store, items, report, skip_bad)
-                if pending is not None:
-                    stage(pending[0].result(), pending[1])
-                pending = (future, len(chunk))
-            if pending is not None:
-                stage(pending[0].result(), pending[1])
+                pending.append((checker.submit(_vet, store, items, skip_bad), len(chunk)))
+                while len(pending) > CHECKERS:
+                    future, size = pending.popleft()
+                    stage(future.result(), size)
+            while pending:
+                future, size = pending.popleft()
+                stage(future.result(), size)
         if report.rejects and rejects_file is not None:
             write_rejects(rejects_file, report.rejects)
             report.rejects_file = str(rejects_file)
-        _write(store, kind, paths, staged, counts, report, tick)
     return report
 
 
-def _vet(store: BaseStore, items: list[Item], report: IngestReport, skip_bad: bool) -> list[Item]:
+@dataclass(frozen=True)
+class Staged:
+    """One staged item: its quads and N-Quads bytes in the staged file, and the subjects
+    (with their graphs) of the source documents among its quads."""
+
+    quads: int
+    size: int
+    sources: tuple[tuple[NamedNode, NamedNode], ...] = ()
+
+
+@dataclass(frozen=True)
+class Vetted:
+    """One checked chunk: the items to stage, how many were already in the store, rejects."""
+
+    items: list[Item]
+    skipped: int
+    rejects: list[Reject]
+
+
+_SOURCE_DOCUMENT = f"<{FKG.SourceDocument.value}>".encode()
+
+
+def _sources(item: Item, data: bytes) -> tuple[tuple[NamedNode, NamedNode], ...]:
+    if _SOURCE_DOCUMENT not in data:  # a byte search spares a scan of most items' quads
+        return ()
+    return tuple(
+        (q.subject, q.graph_name)  # type: ignore[misc]
+        for q in item.quads
+        if q.predicate == RDF.type and q.object == FKG.SourceDocument
+    )
+
+
+def _vet(store: BaseStore, items: list[Item], skip_bad: bool) -> Vetted:
     """The items of one chunk that are not in the store yet and conform to the shapes."""
+    for item in items:
+        for q in item.quads:
+            if not isinstance(q.graph_name, NamedNode):
+                raise InputError(
+                    "finkg keeps every triple in a named graph",
+                    source=item.source,
+                    line=item.line,
+                    field="graph",
+                    value=str(q),
+                )
     present = existing(store, [i.key for i in items])
     new = list({i.key: i for i in items if i.key not in present}.values())
-    report.skipped_existing += len(items) - len(new)  # in the store, or repeated in the chunk
-    return _check_shapes(new, report, skip_bad)
+    rejects: list[Reject] = []
+    checked = _check_shapes(new, rejects, skip_bad)
+    return Vetted(checked, len(items) - len(new), rejects)
 
 
 def _chunks(items: Iterable[Item | Reject], size: int) -> Iterator[list[Item | Reject]]:
@@ -198,7 +252,7 @@ def _accept(chunk: list[Item | Reject], report: IngestReport, skip_bad: bool) ->
     return items
 
 
-def _check_shapes(items: list[Item], report: IngestReport, skip_bad: bool) -> list[Item]:
+def _check_shapes(items: list[Item], rejects: list[Reject], skip_bad: bool) -> list[Item]:
     """Drop (or refuse) the items whose nodes break a shape."""
     result = validate_quads(q for item in items for q in item.quads)
     if result.conforms:
@@ -213,7 +267,7 @@ def _check_shapes(items: list[Item], report: IngestReport, skip_bad: bool) -> li
         if not skip_bad:
             raise reject.error()
         bad.setdefault(id(item), reject)
-    report.rejects.extend(bad.values())
+    rejects.extend(bad.values())
     return [item for item in items if id(item) not in bad]
 
 
@@ -224,52 +278,101 @@ def write_rejects(path: Path, rejects: list[Reject]) -> None:
             f.write(json.dumps(r.__dict__, ensure_ascii=False) + "\n")
 
 
-def _write(
-    store: BaseStore,
-    kind: str,
-    paths: Sequence[Path],
-    staged: Path,
-    counts: list[int],
-    report: IngestReport,
-    tick: Callable[[str, int], None],
-) -> None:
-    """Write the staged items in commits of at most WRITE_BATCH items and WRITE_QUADS quads
-    (a remote endpoint limits request sizes; a bulk write must stay one SST ingestion)."""
-    quads = iter(ox.parse(path=str(staged), format=ox.RdfFormat.N_QUADS))
-    note = f"ingest {kind}: " + ", ".join(p.name for p in paths[:5])
-    note += f" and {len(paths) - 5} more" if len(paths) > 5 else ""
-    for batch in _batches(counts):
-        commit = store.new_commit_iri()
-        add = list(itertools.islice(quads, sum(batch)))
-        add += _link_sources(add, commit)
-        store.write(add=add, note=note, commit=commit)
-        report.commits.append(commit.value)
-        report.quads += len(add)
-        report.written += len(batch)
-        tick("written", len(batch))
+class _Writer:
+    """Groups staged items into commits of at most WRITE_BATCH items and WRITE_QUADS quads
+    (a remote endpoint limits request sizes; a bulk write must stay one SST ingestion) and
+    writes them in staging order.
+
+    Without `stream`, batches wait in the staged file until every chunk is checked (a bad
+    record then stops the ingest before anything is written) and are written on exit. With
+    `stream` (skip_bad: bad records are set aside, never fatal) each full batch is written
+    by a thread while later chunks are checked; one batch waits at most.
+    """
+
+    def __init__(
+        self,
+        store: BaseStore,
+        note: str,
+        report: IngestReport,
+        tick: Callable[[str, int], None],
+        staged: Path,
+        *,
+        stream: bool,
+    ) -> None:
+        self.store, self.note, self.report, self.tick = store, note, report, tick
+        self.staged, self.stream = staged, stream
+        self.parts: list[bytes] = []
+        self.batch: list[Staged] = []
+        self.quads = 0
+        self.held: list[tuple[int, list[Staged]]] = []  # batches in the staged file
+        self.thread = ThreadPoolExecutor(max_workers=1) if stream else None
+        self.running: tuple[Future[NamedNode], list[Staged], int] | None = None
+        self.file = None if stream else staged.open("wb")
+
+    def add(self, data: bytes, item: Staged) -> None:
+        if self.batch and (len(self.batch) >= WRITE_BATCH or self.quads + item.quads > WRITE_QUADS):
+            self._close_batch()
+        self.parts.append(data)
+        self.batch.append(item)
+        self.quads += item.quads
+
+    def _close_batch(self) -> None:
+        data, batch = b"".join(self.parts), self.batch
+        self.parts, self.batch, self.quads = [], [], 0
+        if self.file is not None:  # not streaming: held until every chunk is checked
+            self.file.write(data)
+            self.held.append((len(data), batch))
+            return
+        assert self.thread is not None
+        self._finish()
+        count = _count(batch)
+        self.running = (self.thread.submit(self._commit, data, batch), batch, count)
+
+    def _finish(self) -> None:
+        """Wait for the batch being written (its errors surface here) and count it."""
+        if self.running is not None:
+            future, batch, count = self.running
+            self.running = None
+            self._done(future.result(), batch, count)
+
+    def _commit(self, data: bytes, batch: list[Staged]) -> NamedNode:
+        commit = self.store.new_commit_iri()
+        # source documents of this batch point at the commit that wrote them
+        links = [Quad(doc, PROV.wasGeneratedBy, commit, g) for s in batch for doc, g in s.sources]
+        self.store.write_nquads(data, count=_count(batch), add=links, note=self.note, commit=commit)
+        return commit
+
+    def _done(self, commit: NamedNode, batch: list[Staged], count: int) -> None:
+        self.report.commits.append(commit.value)
+        self.report.quads += count
+        self.report.written += len(batch)
+        self.tick("written", len(batch))
+
+    def __enter__(self) -> _Writer:
+        return self
+
+    def __exit__(self, error: type[BaseException] | None, *_: object) -> None:
+        try:
+            if error is None and self.batch:
+                self._close_batch()
+            if self.thread is not None:
+                if error is None:
+                    self._finish()
+                self.thread.shutdown(wait=True)
+            elif self.file is not None:
+                self.file.close()
+                if error is None:
+                    with self.staged.open("rb") as f:
+                        for size, batch in self.held:
+                            self._done(self._commit(f.read(size), batch), batch, _count(batch))
+        finally:
+            if self.file is not None and not self.file.closed:
+                self.file.close()
 
 
-def _batches(counts: list[int]) -> Iterator[list[int]]:
-    """Consecutive runs of item sizes within the commit limits."""
-    batch: list[int] = []
-    size = 0
-    for n in counts:
-        if batch and (len(batch) >= WRITE_BATCH or size + n > WRITE_QUADS):
-            yield batch
-            batch, size = [], 0
-        batch.append(n)
-        size += n
-    if batch:
-        yield batch
-
-
-def _link_sources(quads: list[Quad], commit: NamedNode) -> list[Quad]:
-    """Source documents of this batch point at the commit that wrote them."""
-    return [
-        Quad(q.subject, PROV.wasGeneratedBy, commit, q.graph_name)
-        for q in quads
-        if q.predicate == RDF.type and q.object == FKG.SourceDocument
-    ]
+def _count(batch: list[Staged]) -> int:
+    """Quads a batch writes: its items' and one link per source document."""
+    return sum(s.quads + len(s.sources) for s in batch)
 
 
 def existing(store: BaseStore, nodes: list[NamedNode]) -> set[NamedNode]:
