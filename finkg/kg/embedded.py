@@ -143,6 +143,11 @@ class EmbeddedStore(BaseStore):
         """Parse `data` (triples) into `graph` and write it as one commit."""
         return self.write(add=parse_into(data, format, graph), note=note)
 
+    def held(self, quads: Sequence[Quad]) -> set[Quad]:
+        """As `held_quads.rq`, by one point lookup per quad: for the 11k keys of a news
+        ingest on the 30M-quad event store, VALUES queries took 2.4 s."""
+        return {q for q in quads if q in self._store}
+
     def quads(self, graph: NamedNode | None = None) -> Iterator[Quad]:
         return iter(self._store.quads_for_pattern(None, None, None, graph))
 

@@ -42,6 +42,7 @@ from finkg.config import Settings
 from finkg.errors import InputError, StoreError
 from finkg.kg.graphs import Graphs
 from finkg.ontology.terms import FKG, PROV, RDF, RDFS, XSD
+from finkg.queries.binding import bind
 from finkg.queries.results import Solutions
 
 DefaultGraphs = Sequence[NamedNode] | str | None
@@ -90,6 +91,7 @@ class Store(Protocol):
     def load(
         self, data: bytes, *, format: ox.RdfFormat, graph: NamedNode, note: str
     ) -> Commit | None: ...
+    def held(self, quads: Sequence[Quad]) -> set[Quad]: ...
     def quads(self, graph: NamedNode | None = None) -> Iterator[Quad]: ...
     def named_graphs(self) -> list[NamedNode]: ...
     def generation(self) -> int: ...
@@ -157,6 +159,18 @@ class BaseStore(ABC):
         if record is None:
             raise InputError("nothing to write", field="data", value=note)
         return record
+
+    def held(self, quads: Sequence[Quad]) -> set[Quad]:
+        """Which of `quads` the store holds (`held_quads.rq`)."""
+        text = queries.load("held_quads").text
+        found: set[Quad] = set()
+        for start in range(0, len(quads), 500):
+            rows = [
+                (q.subject, q.predicate, q.object, q.graph_name) for q in quads[start : start + 500]
+            ]
+            result = self.select(bind(text, {("s", "p", "o", "g"): rows}))  # type: ignore[dict-item]
+            found |= {Quad(r["s"], r["p"], r["o"], r["g"]) for r in result}  # type: ignore[arg-type]
+        return found
 
     def generation(self) -> int:
         """The highest commit sequence: it grows on every write (0 for a new store).

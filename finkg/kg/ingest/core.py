@@ -222,7 +222,7 @@ def _vet(store: BaseStore, items: list[Item], skip_bad: bool) -> Vetted:
                     field="graph",
                     value=str(q),
                 )
-    present = existing(store, [i.key for i in items])
+    present = existing(store, items)
     new = list({i.key: i for i in items if i.key not in present}.values())
     rejects: list[Reject] = []
     checked = _check_shapes(new, rejects, skip_bad)
@@ -375,11 +375,19 @@ def _count(batch: list[Staged]) -> int:
     return sum(s.quads + len(s.sources) for s in batch)
 
 
-def existing(store: BaseStore, nodes: list[NamedNode]) -> set[NamedNode]:
-    """Which of `nodes` the store already holds (as typed subjects)."""
-    found: set[NamedNode] = set()
+def existing(store: BaseStore, items: list[Item]) -> set[NamedNode]:
+    """The keys of `items` that the store already holds: typed with their class in their
+    graph (a point lookup each), or, for a key with no type among its quads, typed at all."""
+    typed = {i.key: _key_type(i) for i in items}
+    held = store.held([q for q in typed.values() if q is not None])
+    found = {key for key, q in typed.items() if q is not None and q in held}
+    untyped = [key for key, q in typed.items() if q is None]
     text = queries.load("existing_nodes").text
-    for start in range(0, len(nodes), 1000):
-        rows = store.select(bind(text, {"node": nodes[start : start + 1000]}))
+    for start in range(0, len(untyped), 1000):
+        rows = store.select(bind(text, {"node": untyped[start : start + 1000]}))
         found |= {n for n in rows.column("node") if isinstance(n, NamedNode)}
     return found
+
+
+def _key_type(item: Item) -> Quad | None:
+    return next((q for q in item.quads if q.subject == item.key and q.predicate == RDF.type), None)
