@@ -111,7 +111,7 @@ def read_rdf(
                 "timestamp has no zone",
                 source=path,
                 line=_line_of(text, o.value),
-                field=str(q.predicate),
+                field=q.predicate.value,
                 value=o.value,
                 hint="write it with an offset or Z (2020-04-30T16:30:00-04:00)",
             )

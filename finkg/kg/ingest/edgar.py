@@ -19,7 +19,8 @@ import re
 from dataclasses import dataclass, field
 
 from finkg.errors import InputError
-from finkg.kg.ingest.acceptance import Clock, acceptance_time
+from finkg.kg.ingest import acceptance
+from finkg.kg.ingest.acceptance import Clock
 
 ARCHIVES = "https://www.sec.gov/Archives/edgar/data"
 ACCESSION = re.compile(r"(?<!\d)(\d{10})-?(\d{2})-?(\d{6})(?!\d)")
@@ -124,7 +125,7 @@ def parse_submissions(data: bytes) -> Submissions:
         items = tuple(s.strip() for s in str(row.get("items") or "").split(",") if s.strip())
         if row.get("acceptanceDateTime"):
             field = "filings.recent.acceptanceDateTime" + at
-            at_wall = acceptance_time(str(row["acceptanceDateTime"]), field=field)
+            at_wall = acceptance.exact(str(row["acceptanceDateTime"]), field=field, rule="").at
             walls.append(at_wall.replace(tzinfo=None))
         filings.append(
             Filing(

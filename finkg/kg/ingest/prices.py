@@ -56,6 +56,7 @@ def _file(path: Path, options: IngestOptions) -> Iterator[Item | Reject]:
         yield Reject(str(path), 2, "no bars after the header")
     file_ticker = path.name.split(".")[0].upper()
     valid: dict[str, dict[dt.date, tuple[float, ...]]] = {}  # ticker -> session -> values
+    first: dict[tuple[str, dt.date], int] = {}  # the line each session was first read on
     for line, row in table.rows:
         try:
             item, ticker, day, values = _bar(
@@ -64,8 +65,21 @@ def _file(path: Path, options: IngestOptions) -> Iterator[Item | Reject]:
         except InputError as e:
             yield Reject.of(e, source=str(path), line=line)
             continue
+        seen = valid.setdefault(ticker, {})
+        if day in seen:  # a repeated row is harmless; a second, different bar is not
+            if seen[day] != values:
+                yield Reject(
+                    str(path),
+                    line,
+                    f"duplicate session {day} for {ticker}: line {first[ticker, day]} has "
+                    "other values; keep one row per session",
+                    field="Date",
+                    value=day.isoformat(),
+                )
+            continue
+        first[ticker, day] = line
+        seen[day] = values
         yield item
-        valid.setdefault(ticker, {}).setdefault(day, values)
     yield from _derived(path, valid, options)
 
 
