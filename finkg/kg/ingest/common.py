@@ -91,6 +91,8 @@ def decimal(
         raise InputError("not a number", field=field, value=text) from None
     if not value.is_finite():
         raise InputError("not a finite number", field=field, value=text)
+    if not math.isfinite(float(value)):  # 1e400: a decimal, but no computation can use it
+        raise InputError("number out of range (beyond a double)", field=field, value=text)
     if positive and value <= 0:
         raise InputError("must be positive", field=field, value=text)
     if non_negative and value < 0:

@@ -253,6 +253,14 @@ CASES: list[tuple[str, str, int | None, str | None, str, bytes | str]] = [
         BARS + BAR1 + BAR1.replace("10.2,10.2", "10.3,10.3"),
     ),
     ("ZQBM.csv", "prices", 3, "Date", "not a date", BARS + BAR1 + "Monday,10,11,9,10,10,100\n"),
+    (
+        "ZQBN.csv",
+        "prices",
+        3,
+        "Open",
+        "out of range",
+        BARS + BAR1 + "2019-03-04,1e400,1e400,1e400,1e400,1e400,5\n",
+    ),
     # companies
     ("companies-no-name.csv", "companies", 1, "header", "missing columns", "ticker\nZQAW\n"),
     ("companies-empty.csv", "companies", None, None, "empty file", ""),
