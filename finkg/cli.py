@@ -115,8 +115,20 @@ def ingest(
         if kind == "rdf":
             from finkg.kg.rdf_files import ingest_rdf
 
-            written = ingest_rdf(s, list(paths), graph=target)
-            out.print(f"{written} quads from {len(paths)} file(s); generation {s.generation()}")
+            rejects = rejects_path or Path("finkg-rejects-rdf.jsonl")
+            done = ingest_rdf(
+                s,
+                list(paths),
+                graph=target,
+                skip_bad=skip_bad,
+                rejects_file=rejects if skip_bad else None,
+            )
+            out.print(
+                f"{done.quads} quads from {len(paths) - len(done.rejects)} file(s), "
+                f"{len(done.rejects)} rejected; generation {s.generation()}"
+            )
+            if done.rejects:
+                out.print(f"rejected files and reasons: {rejects}")
             return
         if kind == "documents":
             _ingest_documents(

@@ -30,7 +30,7 @@ def digest(store: BaseStore) -> str:
 def _ingest(store: BaseStore, case: dict, **kw: object):
     path = BAD / case["file"]
     if case["kind"] == "rdf":
-        return ingest_rdf(store, [path])
+        return ingest_rdf(store, [path], **kw)  # type: ignore[arg-type]
     files = [BAD / w for w in case["with"]] + [path]
     return ingest(
         store, case["kind"], loader(case["kind"]), files, IngestOptions(graphs=store.graphs), **kw

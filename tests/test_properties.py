@@ -24,6 +24,8 @@ from finkg.queries.binding import bind
 
 OPTIONS = IngestOptions(graphs=Graphs(Settings().base_iri))
 TEXT = st.text(st.characters(blacklist_categories=("Cs",)), max_size=200)
+# naive on purpose: news times are written without a zone and read in the source's zone
+FIRST, LAST = dt.datetime(1995, 1, 1), dt.datetime(2030, 1, 1)  # noqa: DTZ001
 PROPERTY = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
@@ -78,7 +80,7 @@ def _one(kind: str, path: Path) -> list[Item | Reject]:
     body=TEXT,
     symbol=st.text(st.characters(blacklist_categories=("Cs",)), max_size=8),
     published=st.one_of(
-        st.datetimes(min_value=dt.datetime(1995, 1, 1), max_value=dt.datetime(2030, 1, 1)).map(
+        st.datetimes(min_value=FIRST, max_value=LAST).map(
             lambda d: d.strftime("%Y-%m-%d %H:%M:%S")
         ),
         st.text(max_size=25),

@@ -13,6 +13,7 @@ from __future__ import annotations
 import gzip
 import hashlib
 import re
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pyoxigraph as ox
@@ -20,6 +21,7 @@ from pyoxigraph import BlankNode, DefaultGraph, Literal, NamedNode, Quad
 
 from finkg.errors import InputError, TimestampError, UnknownGraphError
 from finkg.kg.graphs import Graphs
+from finkg.kg.ingest.core import Reject
 from finkg.ontology.terms import XSD
 
 FORMATS = {
@@ -129,9 +131,38 @@ def _line_of(text: str, needle: object) -> int | None:
     return None
 
 
-def ingest_rdf(store: object, paths: list[Path], *, graph: NamedNode | None = None) -> int:
+@dataclass
+class RdfIngest:
+    """What `ingest_rdf` wrote and which files it set aside."""
+
+    quads: int
+    rejects: list[Reject] = field(default_factory=list)
+
+
+def ingest_rdf(
+    store: object,
+    paths: list[Path],
+    *,
+    graph: NamedNode | None = None,
+    skip_bad: bool = False,
+    rejects_file: Path | None = None,
+) -> RdfIngest:
     """Read every file (all checked before anything is written), then write them as one
-    commit; returns the number of quads written."""
-    quads = [q for p in paths for q in read_rdf(p, graphs=store.graphs, graph=graph)]  # type: ignore[attr-defined]
-    commit = store.write(add=quads, note="ingest rdf: " + ", ".join(p.name for p in paths))  # type: ignore[attr-defined]
-    return commit.quad_count if commit else 0
+    commit. A bad file stops the ingest before any write, unless `skip_bad`: then it is set
+    aside with its reason (in `rejects_file`, JSON Lines) and the other files are written."""
+    from finkg.kg.ingest.core import write_rejects  # the batch writer's rejects format
+
+    quads: list[Quad] = []
+    rejects: list[Reject] = []
+    for path in paths:
+        try:
+            quads += read_rdf(path, graphs=store.graphs, graph=graph)  # type: ignore[attr-defined]
+        except InputError as e:
+            if not skip_bad:
+                raise
+            rejects.append(Reject.of(e, source=str(path), line=e.line))
+    if rejects and rejects_file is not None:
+        write_rejects(rejects_file, rejects)
+    note = "ingest rdf: " + ", ".join(p.name for p in paths)
+    commit = store.write(add=quads, note=note) if quads else None  # type: ignore[attr-defined]
+    return RdfIngest(commit.quad_count if commit else 0, rejects)
