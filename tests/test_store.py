@@ -26,6 +26,18 @@ def test_both_backends_satisfy_the_protocol(store: BaseStore) -> None:
     assert isinstance(store, Store)
 
 
+def test_comment_lines_are_not_read_as_the_query_form(store: BaseStore) -> None:
+    """SPARQLWrapper's comment filter skipped every other comment line, so a header line
+    starting "Loaders" made a SELECT go out as a LOAD update."""
+    news = store.graphs.news
+    store.write(add=[q("a", "1", news)], note="one")
+    header = "# one\n# Loaders look here\n# Ask me\n# Describe it\n"
+    where = f"WHERE {{ GRAPH <{news.value}> {{ ?s ?p ?o }} }}"
+    assert [r["s"] for r in store.select(f"{header}SELECT ?s {where}")] == [NamedNode(EX + "a")]
+    assert store.ask(f"{header}ASK {where}")
+    assert len(store.construct(f"{header}CONSTRUCT {{ ?s ?p ?o }} {where}")) == 1
+
+
 def test_a_new_store_is_empty_at_generation_zero(store: BaseStore) -> None:
     assert store.generation() == 0
     assert store.named_graphs() == []

@@ -19,7 +19,7 @@ from collections.abc import Iterator
 
 import pyoxigraph as ox
 from pyoxigraph import NamedNode, Quad, Triple
-from SPARQLWrapper import JSON, POST, POSTDIRECTLY, TURTLE, SPARQLWrapper
+from SPARQLWrapper import ASK, CONSTRUCT, JSON, POST, POSTDIRECTLY, SELECT, TURTLE, SPARQLWrapper
 from SPARQLWrapper.SPARQLExceptions import QueryBadFormed, SPARQLWrapperException
 
 from finkg import queries
@@ -68,7 +68,9 @@ class RemoteStore(BaseStore):
         self.timeout_s = timeout_s
         self._oxigraph: bool | None = None
 
-    def _wrapper(self, text: str, default_graphs: DefaultGraphs, fmt: str) -> SPARQLWrapper:
+    def _wrapper(
+        self, text: str, default_graphs: DefaultGraphs, fmt: str, form: str
+    ) -> SPARQLWrapper:
         sw = SPARQLWrapper(self.query_url, updateEndpoint=self.update_url)
         sw.setMethod(POST)
         sw.setTimeout(self.timeout_s)
@@ -88,6 +90,10 @@ class RemoteStore(BaseStore):
                 sw.addDefaultGraph(self.graphs.prefix + "empty")
                 sw.addNamedGraph(self.graphs.prefix + "empty")
         sw.setQuery(text)
+        # SPARQLWrapper sniffs the form from the text, and its comment filter skips every
+        # other line of a comment block: a header line starting "Loaders" read as LOAD and
+        # the query went out as an update. The caller knows the form.
+        sw.queryType = form
         return sw
 
     def _is_oxigraph(self) -> bool:
@@ -116,7 +122,7 @@ class RemoteStore(BaseStore):
             ) from None
 
     def select(self, query: str, *, default_graphs: DefaultGraphs = None) -> Solutions:
-        data, _ = self._send(self._wrapper(query, default_graphs, JSON))
+        data, _ = self._send(self._wrapper(query, default_graphs, JSON, SELECT))
         result = ox.parse_query_results(data, format=ox.QueryResultsFormat.JSON)
         if not isinstance(result, ox.QuerySolutions):
             raise QueryError("expected a SELECT query", field="query", value=query[:80])
@@ -124,12 +130,12 @@ class RemoteStore(BaseStore):
         return Solutions(variables, [tuple(s[v] for v in variables) for s in result])
 
     def construct(self, query: str, *, default_graphs: DefaultGraphs = None) -> list[Triple]:
-        data, ctype = self._send(self._wrapper(query, default_graphs, TURTLE))
+        data, ctype = self._send(self._wrapper(query, default_graphs, TURTLE, CONSTRUCT))
         fmt = ox.RdfFormat.from_media_type(ctype.split(";")[0].strip()) or ox.RdfFormat.TURTLE
         return [Triple(q.subject, q.predicate, q.object) for q in ox.parse(data, format=fmt)]
 
     def ask(self, query: str, *, default_graphs: DefaultGraphs = None) -> bool:
-        data, _ = self._send(self._wrapper(query, default_graphs, JSON))
+        data, _ = self._send(self._wrapper(query, default_graphs, JSON, ASK))
         result = ox.parse_query_results(data, format=ox.QueryResultsFormat.JSON)
         if not isinstance(result, ox.QueryBoolean):
             raise QueryError("expected an ASK query", field="query", value=query[:80])
