@@ -21,7 +21,7 @@ from pyoxigraph import BlankNode, DefaultGraph, Literal, NamedNode, Quad
 
 from finkg.errors import InputError, TimestampError, UnknownGraphError
 from finkg.kg.graphs import Graphs
-from finkg.kg.ingest.core import Reject
+from finkg.kg.ingest.core import Reject, write_rejects
 from finkg.ontology.terms import XSD
 
 FORMATS = {
@@ -150,8 +150,6 @@ def ingest_rdf(
     """Read every file (all checked before anything is written), then write them as one
     commit. A bad file stops the ingest before any write, unless `skip_bad`: then it is set
     aside with its reason (in `rejects_file`, JSON Lines) and the other files are written."""
-    from finkg.kg.ingest.core import write_rejects  # the batch writer's rejects format
-
     quads: list[Quad] = []
     rejects: list[Reject] = []
     for path in paths:

@@ -37,7 +37,6 @@ from finkg.kg.graphs import Graphs
 from finkg.kg.iri import readable_keys
 from finkg.kg.store import BaseStore
 from finkg.ontology.terms import FKG, PROV, RDF
-from finkg.queries.binding import bind
 from finkg.shapes.validate import validate_quads
 
 CHECK_CHUNK = 2_000  # items per check: small enough to overlap loading and checking
@@ -300,11 +299,11 @@ class _Writer:
         stream: bool,
     ) -> None:
         self.store, self.note, self.report, self.tick = store, note, report, tick
-        self.staged, self.stream = staged, stream
+        self.staged = staged
         self.parts: list[bytes] = []
         self.batch: list[Staged] = []
         self.quads = 0
-        self.held: list[tuple[int, list[Staged]]] = []  # batches in the staged file
+        self.waiting: list[tuple[int, list[Staged]]] = []  # batches in the staged file
         self.thread = ThreadPoolExecutor(max_workers=1) if stream else None
         self.running: tuple[Future[NamedNode], list[Staged], int] | None = None
         self.file = None if stream else staged.open("wb")
@@ -321,7 +320,7 @@ class _Writer:
         self.parts, self.batch, self.quads = [], [], 0
         if self.file is not None:  # not streaming: held until every chunk is checked
             self.file.write(data)
-            self.held.append((len(data), batch))
+            self.waiting.append((len(data), batch))
             return
         assert self.thread is not None
         self._finish()
@@ -363,7 +362,7 @@ class _Writer:
                 self.file.close()
                 if error is None:
                     with self.staged.open("rb") as f:
-                        for size, batch in self.held:
+                        for size, batch in self.waiting:
                             self._done(self._commit(f.read(size), batch), batch, _count(batch))
         finally:
             if self.file is not None and not self.file.closed:
@@ -376,18 +375,15 @@ def _count(batch: list[Staged]) -> int:
 
 
 def existing(store: BaseStore, items: list[Item]) -> set[NamedNode]:
-    """The keys of `items` that the store already holds: typed with their class in their
-    graph (a point lookup each), or, for a key with no type among its quads, typed at all."""
-    typed = {i.key: _key_type(i) for i in items}
-    held = store.held([q for q in typed.values() if q is not None])
-    found = {key for key, q in typed.items() if q is not None and q in held}
-    untyped = [key for key, q in typed.items() if q is None]
-    text = queries.load("existing_nodes").text
-    for start in range(0, len(untyped), 1000):
-        rows = store.select(bind(text, {"node": untyped[start : start + 1000]}))
-        found |= {n for n in rows.column("node") if isinstance(n, NamedNode)}
-    return found
+    """The keys of `items` that the store already holds: a key counts as held when its own
+    `rdf:type` quad (its class in its graph) is in the store, one point lookup each."""
+    typed = [_key_type(i) for i in items]
+    held = store.held(typed)
+    return {q.subject for q in typed if q in held}  # type: ignore[misc]
 
 
-def _key_type(item: Item) -> Quad | None:
-    return next((q for q in item.quads if q.subject == item.key and q.predicate == RDF.type), None)
+def _key_type(item: Item) -> Quad:
+    for q in item.quads:
+        if q.subject == item.key and q.predicate == RDF.type:
+            return q
+    raise ValueError(f"loader bug: the key {item.key} of {item.source} has no rdf:type quad")
