@@ -117,7 +117,15 @@ def _prices(
         max(a.prediction_day for a in found),
         horizon=max(HORIZONS),
     )
-    return PriceTable.load(store, {a.ticker for a in found} | {proxy}, first=first, last=last)
+    prices = PriceTable.load(store, {a.ticker for a in found} | {proxy}, first=first, last=last)
+    if prices.series[proxy].empty:
+        raise InputError(
+            f"the market proxy has no prices from {first} to {last}",
+            field="proxy",
+            value=proxy,
+            hint="ingest the proxy's prices, or pass --proxy with a ticker whose bars are stored",
+        )
+    return prices
 
 
 def run_variants(
@@ -323,6 +331,8 @@ def backtest_job(
     from finkg.evaluation.backtest import proxy as proxy_performance
     from finkg.kg.calendar import get_calendar
 
+    for v in variants:
+        memory_of(store, v)  # refuse an unknown variant before any work
     calendar = get_calendar()
     found = anchors(store, start=test.start, end=test.end, calendar=calendar)
     if not found:
@@ -370,6 +380,8 @@ def feedback_job(
     predictions made since `since` whose horizons matured by `as_of`."""
     from finkg.kg.calendar import get_calendar
 
+    for v in variants:
+        memory_of(store, v)  # refuse an unknown variant before any work
     calendar = get_calendar()
     validated = validation(
         store,
