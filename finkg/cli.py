@@ -359,6 +359,11 @@ def _cell(term: Any) -> str:
 @click.option("--query", "query_", metavar="NAME|FILE", help="Export a CONSTRUCT result instead.")
 @click.option("--bind", "binds", multiple=True, metavar="NAME=VALUE")
 @click.option(
+    "--user",
+    metavar="ID",
+    help="Read only this user's graph and the market graph (for a per-user export).",
+)
+@click.option(
     "--format", "fmt", default="turtle", show_default=True, type=click.Choice(exporting.FORMATS)
 )
 @click.option(
@@ -371,6 +376,7 @@ def export(
     graphs_: tuple[str, ...],
     query_: str | None,
     binds: tuple[str, ...],
+    user: str | None,
     fmt: str,
     output: Path | None,
     store: str | None,
@@ -382,7 +388,12 @@ def export(
 
     with _open(ctx, store, read_only=True) as s:
         data = exporting.export_bytes(
-            s, graphs=list(graphs_), query=query_, bindings=_parse_bindings(binds), fmt=fmt
+            s,
+            graphs=list(graphs_),
+            query=query_,
+            bindings=_parse_bindings(binds),
+            fmt=fmt,
+            user=user,
         )
     if output is None:
         sys.stdout.buffer.write(data)

@@ -94,8 +94,14 @@ def export_bytes(
     query: str | None = None,
     bindings: dict[str, object] | None = None,
     fmt: str = "turtle",
+    user: str | None = None,
 ) -> bytes:
-    """Named graphs (short names; all when empty) or a CONSTRUCT query's result, serialized."""
+    """Named graphs (short names; all when empty) or a CONSTRUCT query's result, serialized.
+
+    With `user`, the export reads only that user's dataset (`Graphs.user_dataset`): the
+    query runs over it and no other graph may be named, so another user's triples cannot
+    reach the file."""
+    dataset = store.graphs.user_dataset(user) if user is not None else None
     if query is not None:
         if graphs:
             raise InputError("give --graph or --query, not both", field="export")
@@ -104,9 +110,20 @@ def export_bytes(
             raise InputError(
                 "export takes a CONSTRUCT or DESCRIBE query", field="query", value=named.name
             )
-        triples = queries.run(store, named, bindings or {})
+        triples = queries.run(store, named, bindings or {}, default_graphs=dataset)
         return serialize((ox.Quad(t.subject, t.predicate, t.object) for t in triples), fmt)  # type: ignore[union-attr]
-    chosen = [store.graphs.parse(g) for g in graphs] if graphs else store.named_graphs()
+    chosen = [store.graphs.parse(g) for g in graphs] if graphs else None
+    if dataset is not None:
+        outside = [g for g in chosen or () if g not in dataset]
+        if outside:
+            raise InputError(
+                f"user {user}'s export reads only their own graph and the market graph",
+                field="graph",
+                value=", ".join(store.graphs.name_of(g) or g.value for g in outside),
+                hint=f"export users/{user} and market, or leave out --user",
+            )
+        chosen = chosen or dataset
+    chosen = chosen if chosen is not None else store.named_graphs()
     return serialize((q for g in chosen for q in store.quads(g)), fmt)
 
 

@@ -67,6 +67,11 @@ class Graphs:
             )
         return NamedNode(self.prefix + "users/" + user_id)
 
+    def user_dataset(self, user_id: str) -> list[NamedNode]:
+        """What one user's work may read (paper 004): their own graph and the market graph.
+        Passed as a query dataset it is enforced by the store, through GRAPH patterns too."""
+        return [self.user(user_id), self.market]
+
     def all_fixed(self) -> list[NamedNode]:
         return [NamedNode(self.prefix + n) for n in GRAPH_NAMES]
 
