@@ -97,3 +97,13 @@ def test_the_server_command_is_read_only_by_default(tmp_path: Path) -> None:
     assert "serve-read-only" in server_command(tmp_path, bind="127.0.0.1:1")
     assert "serve" not in server_command(tmp_path, bind="127.0.0.1:1")
     assert "serve" in server_command(tmp_path, bind="127.0.0.1:1", read_write=True)
+
+
+def test_readers_under_a_writing_ingest_see_whole_batches_and_no_errors(tmp_path: Path) -> None:
+    """A short run of benchmarks/serve_load.py (the benchmark runs 8 workers for 60 s)."""
+    from benchmarks.serve_load import run_load
+
+    result = run_load(tmp_path / "store", workers=4, seconds=4)
+    assert result.errors == 0, result.error_samples
+    assert result.half_batches == 0 and result.checks > 10
+    assert result.batches_written >= 2 and result.states_seen >= 2  # reads overlapped writes
