@@ -1,0 +1,162 @@
+"""Reliability report (issue: reliability and security).
+
+Runs the suites that try finkg's failure modes and counts what they tried and what held,
+case by case, then loads `finkg serve` (benchmarks/serve_load.py):
+
+- bad inputs (`tests/data/bad/`, `tests/test_bad_inputs.py`): files tried; those that got
+  an error naming file, line and field with the store digest unchanged; those that landed
+  in the rejects file with --skip-bad;
+- crash scenarios (`tests/test_crash.py`, `tests/test_crash_jobs.py`): SIGKILL during an
+  ingest, a prediction write and a feedback (memory) write; survived = the store opens
+  whole and the rerun completes without duplicates;
+- injection attempts (`tests/test_injection.py`, the binder's hostile-value tests in
+  `tests/test_queries.py` and its property tests, hypothesis cases counted as one test
+  each): succeeded = a test that failed;
+- isolation (`tests/test_isolation.py`, the dataset test in `tests/test_store.py`):
+  violations = a test that failed;
+- load: WORKERS readers for SECONDS against a writing ingest: queries/s, p50/p99,
+  errors, half batches seen.
+
+    python benchmarks/reliability.py [--workers 8] [--seconds 60] [--report PATH]
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from benchmarks.serve_load import run_load  # noqa: E402
+
+GROUPS = {
+    "bad input: clear error, store unchanged": (
+        "tests/test_bad_inputs.py::test_a_bad_file_is_named_with_its_line_and_field_and_nothing_is_written",
+    ),
+    "bad input: lands in the rejects file (--skip-bad)": (
+        "tests/test_bad_inputs.py::test_with_skip_bad_a_bad_record_lands_in_the_rejects_file",
+    ),
+    "crash scenario survived": ("tests/test_crash.py", "tests/test_crash_jobs.py"),
+    "injection attempt held": (
+        "tests/test_injection.py",
+        "tests/test_queries.py::test_a_hostile_value_stays_one_literal",
+        "tests/test_queries.py::test_a_hostile_iri_is_refused_not_pasted",
+        "tests/test_properties.py::test_a_bound_string_comes_back_as_itself",
+        "tests/test_properties.py::test_a_bound_string_cannot_change_what_a_query_reads",
+    ),
+    "isolation held": (
+        "tests/test_isolation.py",
+        "tests/test_store.py::test_a_dataset_restricts_what_a_query_reads",
+    ),
+}
+
+
+@dataclass
+class Tally:
+    tried: int = 0
+    held: int = 0
+    failed: list[str] = field(default_factory=list)
+
+
+class Collector:
+    """A pytest plugin that keeps each test's outcome (the call phase, or a setup error)."""
+
+    def __init__(self) -> None:
+        self.outcomes: dict[str, str] = {}
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        if report.when == "call" or (report.when == "setup" and report.outcome != "passed"):
+            self.outcomes[report.nodeid] = report.outcome
+
+
+def run_suites() -> dict[str, Tally]:
+    targets = sorted({t for group in GROUPS.values() for t in group})
+    collector = Collector()
+    code = pytest.main(
+        ["-q", "-p", "no:cacheprovider", "-m", "not remote", *targets],
+        plugins=[collector],
+    )
+    if code not in (0, 1):
+        raise SystemExit(f"pytest could not run the suites (exit {code})")
+    tallies = {}
+    for name, prefixes in GROUPS.items():
+        t = Tally()
+        for nodeid, outcome in collector.outcomes.items():
+            if outcome == "skipped" or not nodeid.startswith(prefixes):
+                continue
+            t.tried += 1
+            t.held += outcome == "passed"
+            if outcome != "passed":
+                t.failed.append(nodeid)
+        tallies[name] = t
+    return tallies
+
+
+def report(tallies: dict[str, Tally], load: dict[str, object], seconds: float) -> str:
+    lines = [
+        "# Reliability report",
+        "",
+        f"Generated {dt.datetime.now(dt.UTC).isoformat(timespec='seconds')} by "
+        f"`python benchmarks/reliability.py` in {seconds:.0f} s.",
+        "",
+        "| check | tried | held | failed (target 0) |",
+        "|---|---|---|---|",
+    ]
+    for name, t in tallies.items():
+        lines.append(f"| {name} | {t.tried} | {t.held} | {t.tried - t.held} |")
+    lines += [
+        "",
+        "Injection attempts that succeeded: "
+        f"{tallies['injection attempt held'].tried - tallies['injection attempt held'].held}"
+        " (target 0). Isolation violations: "
+        f"{tallies['isolation held'].tried - tallies['isolation held'].held} (target 0).",
+        "",
+        f"## `finkg serve` under load ({load['workers']} readers, {load['seconds']} s, "
+        "an ingest writing through the server)",
+        "",
+        "| figure | value |",
+        "|---|---|",
+    ]
+    lines += [f"| {k} | {v} |" for k, v in load.items()]
+    lines += [
+        "",
+        "A half batch is a snapshot (one query) that shows an ingest commit without all its "
+        "articles or articles without their commit; target 0. `store_states_seen` counts the "
+        "distinct numbers of committed batches the readers saw, so reads overlapped writes.",
+    ]
+    failed = [n for t in tallies.values() for n in t.failed]
+    if failed:
+        lines += ["", "## Failed", "", *[f"- `{n}`" for n in failed]]
+    return "\n".join(lines) + "\n"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--workers", type=int, default=8)
+    parser.add_argument("--seconds", type=float, default=60.0)
+    parser.add_argument("--report", type=Path, default=ROOT / "benchmarks/reports/reliability.md")
+    args = parser.parse_args()
+    started = time.perf_counter()
+    tallies = run_suites()
+    for name, t in tallies.items():
+        print(f"{name}: {t.held}/{t.tried}")
+    with tempfile.TemporaryDirectory() as tmp:
+        load = run_load(Path(tmp) / "store", workers=args.workers, seconds=args.seconds)
+    summary = load.summary()
+    for k, v in summary.items():
+        print(f"load {k}: {v}")
+    text = report(tallies, summary, time.perf_counter() - started)
+    args.report.write_text(text)
+    print(f"wrote {args.report}")
+
+
+if __name__ == "__main__":
+    main()
