@@ -4,8 +4,10 @@ Runs the suites that try finkg's failure modes and counts what they tried and wh
 case by case, then loads `finkg serve` (benchmarks/serve_load.py):
 
 - bad inputs (`tests/data/bad/`, `tests/test_bad_inputs.py`): files tried; those that got
-  an error naming file, line and field with the store digest unchanged; those that landed
-  in the rejects file with --skip-bad;
+  an error naming file, line and field with the store digest unchanged (a document that
+  cannot be read is recorded in the Error state, its lifecycle's audited write, and
+  nothing else); those that landed in the rejects file with --skip-bad (the documents'
+  in one CLI run, so one test);
 - crash scenarios (`tests/test_crash.py`, `tests/test_crash_jobs.py`): SIGKILL during an
   ingest, a prediction write and a feedback (memory) write; survived = the store opens
   whole and the rerun completes without duplicates;
@@ -41,8 +43,12 @@ GROUPS = {
     "bad input: clear error, store unchanged": (
         "tests/test_bad_inputs.py::test_a_bad_file_is_named_with_its_line_and_field_and_nothing_is_written",
     ),
+    "bad document: named, nothing written (or only its Error state)": (
+        "tests/test_bad_inputs.py::test_a_bad_document_is_rejected_naming_its_file_and_field",
+    ),
     "bad input: lands in the rejects file (--skip-bad)": (
         "tests/test_bad_inputs.py::test_with_skip_bad_a_bad_record_lands_in_the_rejects_file",
+        "tests/test_bad_inputs.py::test_with_skip_bad_every_bad_document_lands_in_the_rejects_file",
     ),
     "crash scenario survived": ("tests/test_crash.py", "tests/test_crash_jobs.py"),
     "injection attempt held": (

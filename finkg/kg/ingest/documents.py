@@ -88,6 +88,56 @@ def _sidecar(path: Path) -> dict[str, object]:
     return data
 
 
+def _publication(
+    path: Path,
+    meta: dict[str, object],
+    zone: ZoneInfo,
+    now: Callable[[], dt.datetime] | None,
+) -> tuple[dt.datetime, str, str]:
+    """When the document became available, how well that is known, and the rule used."""
+    sidecar = str(path) + SIDECAR
+    ingested = (now or (lambda: dt.datetime.now(dt.UTC)))()
+    if "published" not in meta:
+        rule = f"no publication time given (no {path.name}{SIDECAR}): available from its ingestion"
+        return ingested, "approximate", rule
+    text = meta["published"]
+    if not isinstance(text, str):
+        raise InputError(
+            "published is an ISO date or a zoned ISO datetime string",
+            source=sidecar,
+            field="published",
+            value=text,
+        )
+    if len(text) == 10:
+        try:
+            day = dt.date.fromisoformat(text)
+        except ValueError as e:
+            raise InputError(
+                f"not a date: {e}", source=sidecar, field="published", value=text
+            ) from None
+        published = dt.datetime.combine(day + dt.timedelta(days=1), dt.time(), tzinfo=zone)
+        quality = "approximate"
+        rule = f"sidecar date {day}: available at the end of that day (next midnight, {zone.key})"
+        future = day > ingested.astimezone(zone).date()
+    else:
+        try:
+            published = zoned(text, tz=None, field="published")
+        except InputError as e:
+            raise InputError(e.message, source=sidecar, field="published", value=text) from None
+        quality, rule = "exact", "sidecar publication time"
+        future = published > ingested
+    if future:
+        raise InputError(
+            f"published after the ingestion ({ingested.isoformat(timespec='seconds')}): "
+            "a document cannot be known before it exists",
+            source=sidecar,
+            field="published",
+            value=text,
+            hint="fix the sidecar's publication time",
+        )
+    return published, quality, rule
+
+
 def upload(
     path: Path, *, tz: ZoneInfo | None = None, now: Callable[[], dt.datetime] | None = None
 ) -> lifecycle.Upload:
@@ -96,24 +146,7 @@ def upload(
     if not data.strip():
         raise InputError("empty file", source=str(path))
     meta = _sidecar(path)
-    published_text = meta.get("published")
-    zone = tz or DEFAULT_TZ
-    if isinstance(published_text, str) and len(published_text) == 10:
-        day = dt.date.fromisoformat(published_text)
-        published = dt.datetime.combine(day + dt.timedelta(days=1), dt.time(), tzinfo=zone)
-        quality, rule = (
-            "approximate",
-            (f"sidecar date {day}: available at the end of that day (next midnight, {zone.key})"),
-        )
-    elif isinstance(published_text, str):
-        published = zoned(published_text, tz=None, field="published")
-        quality, rule = "exact", "sidecar publication time"
-    else:
-        published = (now or (lambda: dt.datetime.now(dt.UTC)))()
-        quality, rule = (
-            "approximate",
-            (f"no publication time given (no {path.name}{SIDECAR}): available from its ingestion"),
-        )
+    published, quality, rule = _publication(path, meta, tz or DEFAULT_TZ, now)
     tickers = meta.get("tickers", [])
     if not isinstance(tickers, list) or not all(isinstance(t, str) for t in tickers):
         raise InputError(

@@ -440,6 +440,19 @@ CASES: list[tuple[str, str, int | None, str | None, str, bytes | str]] = [
         "not valid N-Quads",
         f'<https://e.org/a b> <https://w3id.org/finkg/ns#text> "x" <{NEWS_GRAPH}> .\n',
     ),
+    # documents (paper 003 lifecycle): the sidecar's faults are named in the sidecar and
+    # nothing is written; an unreadable file ends in the Error state (an audited write)
+    ("doc-empty.txt", "documents", None, None, "empty file", "  \n\t\n"),
+    ("doc-archive.zip", "documents", None, "media type", "zip archive", b"PK\x03\x04 zipped"),
+    ("doc-bad-date.txt", "documents", None, "published", "not a date", "Revenue rose 5%.\n"),
+    ("doc-naive-time.txt", "documents", None, "published", "zone", "Revenue rose 5%.\n"),
+    ("doc-future.txt", "documents", None, "published", "cannot be known", "Revenue rose.\n"),
+    ("doc-published-number.txt", "documents", None, "published", "ISO date", "Revenue.\n"),
+    ("doc-bad-sidecar.txt", "documents", None, None, "unreadable metadata", "Revenue.\n"),
+    ("doc-tickers-string.txt", "documents", None, "tickers", "list of strings", "Revenue.\n"),
+    ("doc-truncated.pdf", "documents", None, "Error", "pdf", b"%PDF-1.4\n1 0 obj << /Type"),
+    ("doc-fake.docx", "documents", None, "Error", "not a readable Word", b"PK\x03\x04 no docx"),
+    ("doc-broken.xlsx", "documents", None, "Error", "not a readable Excel", b"PK\x03\x04 no"),
 ]
 
 
@@ -450,6 +463,15 @@ GOOD = {
     "good/companies.csv": "ticker,name\nZQAW,Acme Corp\n",  # the tests' store holds it
 }
 WITH = {"fartrans": ["good/fartrans-assets.csv", "good/fartrans-customers.csv"]}
+SIDECAR = ".meta.json"
+SIDECARS = {  # a document's metadata beside it; these cases' errors name the sidecar
+    "doc-bad-date.txt": '{"published": "2019-02-30"}',
+    "doc-naive-time.txt": '{"published": "2019-02-16T08:00:00"}',
+    "doc-future.txt": '{"published": "2999-01-01T00:00:00+00:00"}',
+    "doc-published-number.txt": '{"published": 20190216}',
+    "doc-bad-sidecar.txt": '{"published": ',
+    "doc-tickers-string.txt": '{"published": "2019-02-16", "tickers": "ZQAW"}',
+}
 
 
 def main() -> None:
@@ -460,6 +482,8 @@ def main() -> None:
     for name, kind, line, field, reason, content in CASES:
         data = content.encode() if isinstance(content, str) else content
         (HERE / name).write_bytes(data)
+        if name in SIDECARS:
+            (HERE / (name + SIDECAR)).write_text(SIDECARS[name])
         manifest.append(
             {
                 "file": name,
@@ -468,6 +492,7 @@ def main() -> None:
                 "line": line,
                 "field": field,
                 "reason": reason,
+                "names": name + SIDECAR if name in SIDECARS else name,
             }
         )
     (HERE / "cases.json").write_text(json.dumps(manifest, indent=1) + "\n")
