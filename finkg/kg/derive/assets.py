@@ -121,4 +121,3 @@ def closes_by_asset(
     for isin, day, close, at in rows:
         out.setdefault(isin, {})[day] = Close(day, close, at)
     return {k: list(v.values()) for k, v in out.items()}
-

@@ -32,7 +32,6 @@ from zoneinfo import ZoneInfo
 from pyoxigraph import Literal, NamedNode
 
 from finkg.errors import InputError
-from finkg.kg.derive.assets import asset_summary_items, closes_by_asset
 from finkg.kg.ingest import common
 from finkg.kg.ingest.core import IngestOptions, Item, Reject
 from finkg.kg.iri import mint
@@ -56,6 +55,9 @@ class Stamp:
 
 
 def load(paths: Sequence[Path], options: IngestOptions) -> Iterator[Item | Reject]:
+    # derive imports the ingest package: imported here, once both are initialized
+    from finkg.kg.derive.assets import asset_summary_items, closes_by_asset
+
     tables: dict[str, list[common.Table]] = {k: [] for k in ORDER}
     for path in paths:
         read = _read(path)
