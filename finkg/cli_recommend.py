@@ -97,8 +97,10 @@ def recommend(
         out.print(f"{k}. {pick['asset']}\n   {pick['reason']}", highlight=False)
         for node in pick["evidence"]:
             out.print(f"   - {node}", highlight=False)
-    written = result.recommendation.value if result.recommendation else "already stored"
+    assert result.recommendation is not None
+    state = "written" if result.written else "already stored"
     out.print(
-        f"written: {written} ({result.prompt_tokens} prompt tokens, {result.seconds:.1f} s)",
+        f"{state}: {result.recommendation.value} ({result.prompt_tokens} prompt tokens, "
+        f"{result.seconds:.1f} s)",
         highlight=False,
     )

@@ -14,7 +14,8 @@ For one customer and a recommendation instant D (zoned), in the query dataset
 
 The `full` variant is paper 004's FLARKO baseline: no retrieval, the customer's whole graph
 and the market graph's assets and summaries (as of D) are injected, cut at the end to fit
-the reader's context window.
+the reader's context window. The same cut applies to every variant's final prompt (the
+retrieved subgraphs are small and usually fit whole); `truncated` says how many nodes went.
 
 The reply's contract is `Recommendation` narrowed to this call: each asset must be one of
 the market graph's assets, each cited id a node of the subgraphs given, the three assets
@@ -138,8 +139,9 @@ class RecommendResult:
     prompts: list[list[Message]] = field(default_factory=list)  # every prompt sent, in order
     offered_assets: list[str] = field(default_factory=list)
     offered_nodes: list[str] = field(default_factory=list)
-    truncated: int = 0  # full baseline: graph nodes cut to fit the context window
+    truncated: int = 0  # graph nodes cut to fit the context window
     seconds: float = 0.0
+    written: bool = False  # False also when the same recommendation was already stored
 
     @property
     def ok(self) -> bool:
@@ -237,15 +239,12 @@ def recommend(
             "the market graph holds no assets", field="store", hint="ingest FAR-Trans CSVs first"
         )
     request = f"{config.request.strip()}\nCustomer: {customer.value} ({profile})"
-    truncated = 0
     if config.variant == "full":
-        stages, truncated = _full_graph(
-            store, reader, graphs, customer, profile, as_of, assets, config
-        )
+        stages = _full_graph(store, graphs, customer, as_of, assets)
     else:
         stages = _retrieve(store, reader, request, graphs, as_of, config, cache)
-    personal = next(s for s in stages if s.name in ("personal", "full-personal"))
-    market = next(s for s in stages if s.name in ("market", "full-market"))
+    personal, market, truncated = _cut(reader, stages, config, customer, profile, as_of, assets)
+    stages = [personal, market]
     nodes = sorted({n["id"] for s in stages for n in s.nodes})
     offered = [a.iri for a in assets]
     values = _final_values(config, customer, profile, as_of, personal, market, assets)
@@ -273,7 +272,7 @@ def recommend(
         truncated,
     )
     if output is not None and write:
-        out.recommendation = _write(store, llm, out, customer, config, started)
+        out.recommendation, out.written = _write(store, llm, out, customer, config, started)
     out.seconds = time.perf_counter() - clock
     return out
 
@@ -359,35 +358,51 @@ def subgraph(
 
 def _full_graph(
     store: BaseStore,
-    reader: _Recording,
     graphs: list[NamedNode],
+    customer: NamedNode,
+    as_of: dt.datetime,
+    assets: sg.Candidates,
+) -> list[Stage]:
+    """FLARKO's baseline: the whole PKG and MKG as of D (`_cut` fits it to the window)."""
+    txs = sg.candidates(store, FKG.Transaction, graphs=[graphs[0]], before=as_of, cap=ALL)
+    sums = sg.candidates(store, FKG.PriceSummary, graphs=[graphs[1]], before=as_of, cap=ALL)
+    pkg = subgraph(store, [customer.value, *(c.iri for c in txs)], graphs=graphs, before=as_of)
+    mkg = subgraph(
+        store, [*(a.iri for a in assets), *(c.iri for c in sums)], graphs=[graphs[1]], before=as_of
+    )
+    return [
+        Stage("full-personal", None, pkg, _nodes(pkg)),
+        Stage("full-market", None, mkg, _nodes(mkg)),
+    ]
+
+
+def _cut(
+    reader: _Recording,
+    stages: list[Stage],
+    config: RecommendConfig,
     customer: NamedNode,
     profile: str,
     as_of: dt.datetime,
     assets: sg.Candidates,
-    config: RecommendConfig,
-) -> tuple[list[Stage], int]:
-    """FLARKO's baseline: the whole PKG and MKG (as of D), cut at the end to fit."""
-    txs = sg.candidates(store, FKG.Transaction, graphs=[graphs[0]], before=as_of, cap=ALL)
-    sums = sg.candidates(store, FKG.PriceSummary, graphs=[graphs[1]], before=as_of, cap=ALL)
-    pkg_triples = subgraph(
-        store, [customer.value, *(c.iri for c in txs)], graphs=graphs, before=as_of
-    )
-    mkg_triples = subgraph(
-        store, [*(a.iri for a in assets), *(c.iri for c in sums)], graphs=[graphs[1]], before=as_of
-    )
-    pkg, mkg = _nodes(pkg_triples), _nodes(mkg_triples)
-    personal_ids = {n["id"] for n in pkg}
-    ordered = _newest_first(pkg) + _newest_first(mkg)
+) -> tuple[Stage, Stage, int]:
+    """The personal and market stages cut to fit the reader's context window: the nodes are
+    serialized as one list (personal, then market; each timeless first, then newest first)
+    and cut at the end, as paper 004's full-KG baseline is. Retrieved subgraphs are small
+    and usually fit whole; whatever was cut is neither shown nor citable."""
+    personal, market = stages
+    ordered = _newest_first(personal.nodes) + _newest_first(market.nodes)
+    personal_ids = {n["id"] for n in personal.nodes}
     keep = _fit(reader, ordered, personal_ids, config, customer, profile, as_of, assets)
+    if keep == len(ordered):
+        return personal, market, 0
     kept = {n["id"] for n in ordered[:keep]}
-    p = [n for n in ordered[:keep] if n["id"] in personal_ids]
-    m = [n for n in ordered[:keep] if n["id"] not in personal_ids]
-    stages = [
-        Stage("full-personal", None, [t for t in pkg_triples if t.subject.value in kept], p),
-        Stage("full-market", None, [t for t in mkg_triples if t.subject.value in kept], m),
-    ]
-    return stages, len(ordered) - keep
+
+    def cut(stage: Stage) -> Stage:
+        triples = [t for t in stage.triples if t.subject.value in kept]
+        nodes = [n for n in stage.nodes if n["id"] in kept]
+        return Stage(stage.name, stage.selection, triples, nodes)
+
+    return cut(personal), cut(market), len(ordered) - keep
 
 
 def _fit(
@@ -505,7 +520,7 @@ def _write(
     customer: NamedNode,
     config: RecommendConfig,
     started: dt.datetime,
-) -> NamedNode | None:
+) -> tuple[NamedNode, bool]:
     assert out.output is not None
     r = out.read
     base = store.graphs.base
@@ -551,8 +566,10 @@ def _write(
         evidence=evidence,
         graph=store.graphs.outputs,
     )
-    write_output(store, record, quads, output=rec, run=run, note=f"recommend {config.variant}")
-    return rec
+    commit = write_output(
+        store, record, quads, output=rec, run=run, note=f"recommend {config.variant}"
+    )
+    return rec, commit is not None
 
 
 class RecommendationRejected(FinkgError):
