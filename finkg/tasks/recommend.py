@@ -50,7 +50,7 @@ from finkg.kg.outputs import RunRecord, Used, run_iri, write_output
 from finkg.kg.store import BaseStore
 from finkg.ontology.terms import FKG, FKG_NS
 from finkg.reader.llm import LLM, Message
-from finkg.reader.read import OutputCache, ReadResult, prompt, read
+from finkg.reader.read import MAX_REPAIRS, OutputCache, ReadResult, prompt, read
 from finkg.reader.schemas import Recommendation, Recommended
 from finkg.retrieval import subgraph as sg
 from finkg.tasks.records import recommendation_quads
@@ -71,7 +71,7 @@ class RecommendConfig:
     transactions: int = 40  # PTR: the customer's newest transactions listed
     summaries: int = 30  # MR: the newest ten-week summaries listed (every asset is listed too)
     n_ctx: int = 4096  # the reader's context window when it does not say (full baseline)
-    max_tokens: int = 600  # for the recommendation reply
+    max_tokens: int = 500  # for the recommendation reply
     request: str = DEFAULT_REQUEST
 
     def __post_init__(self) -> None:
@@ -417,7 +417,9 @@ def _fit(
 ) -> int:
     """How many of `ordered` fit the context window beside the prompt and the reply."""
     window = getattr(reader.llm, "n_ctx", None) or config.n_ctx
-    budget = int(window) - config.max_tokens - 8
+    # room for the reply and for the two repairs read() may send (each adds the failed
+    # reply and a short correction to the prompt)
+    budget = int(window) - (1 + MAX_REPAIRS) * config.max_tokens - 150 * MAX_REPAIRS
     template = prompt("recommend")
 
     def fits(k: int) -> bool:
