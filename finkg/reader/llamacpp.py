@@ -94,6 +94,15 @@ class LlamaCpp:
             bos_token=vocab.token_get_text(self.llm.token_bos()),
         )
 
+    @property
+    def n_ctx(self) -> int:
+        """The context window in tokens (prompt and reply together)."""
+        return int(self.llm.n_ctx())
+
+    def count_tokens(self, messages: Sequence[Message]) -> int:
+        """How many tokens `messages` take as a prompt (the chat template included)."""
+        return len(self._tokens(self.prompt_text(messages), prompt=True))
+
     def prompt_text(self, messages: Sequence[Message]) -> str:
         """The exact text the model sees: the chat template with the assistant turn opened."""
         return self._format(messages=list(messages)).prompt

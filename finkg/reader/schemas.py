@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 
 class _Out(BaseModel):
@@ -119,9 +119,16 @@ class Recommended(_Out):
 
 
 class Recommendation(_Out):
-    """Three assets for a customer, each with a reason citing subgraph nodes."""
+    """Three different assets for a customer, each with a reason citing subgraph nodes."""
 
     recommendations: list[Recommended] = Field(min_length=3, max_length=3)
+
+    @model_validator(mode="after")
+    def _distinct(self) -> Recommendation:
+        assets = [r.asset for r in self.recommendations]
+        if len(set(assets)) != len(assets):
+            raise ValueError(f"the three assets must be different (got {assets})")
+        return self
 
 
 class EntitySelection(_Out):

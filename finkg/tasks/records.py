@@ -7,13 +7,13 @@ evidence IRIs, which are what the graph cites.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 
 from pyoxigraph import Literal, NamedNode, Quad
 
 from finkg.kg.ingest import common
 from finkg.ontology.terms import FKG, PROV, RDF
-from finkg.reader.schemas import ImpactPrediction
+from finkg.reader.schemas import ImpactPrediction, Recommendation
 
 
 def impact_quads(
@@ -46,5 +46,44 @@ def impact_quads(
             (FKG.signalValue, common.integer(signal.value)),
             (FKG.reason, Literal(signal.reason)),
             *((FKG.cites, ids[i]) for i in signal.ids if i in ids),
+        )
+    return q.items
+
+
+def recommendation_quads(
+    recommendation: Recommendation,
+    *,
+    output: NamedNode,
+    customer: NamedNode,
+    run: NamedNode,
+    as_of: dt.datetime,
+    evidence: Collection[str],
+    graph: NamedNode,
+) -> list[Quad]:
+    """An fkg:Recommendation of three assets, one fkg:RecommendedAsset per pick; cited
+    nodes in `evidence` (they carry fkg:availableAt) are fkg:cites, the others (assets, the
+    customer) fkg:refersTo."""
+    q = common.Quads(graph)
+    q.node(
+        output,
+        (RDF.type, FKG.Recommendation),
+        (FKG.forCustomer, customer),
+        (FKG.asOf, common.datetime(as_of)),
+        (PROV.wasGeneratedBy, run),
+    )
+    for position, pick in enumerate(recommendation.recommendations, start=1):
+        node = NamedNode(f"{output.value}/{position}")
+        asset = NamedNode(pick.asset)
+        q.node(output, (FKG.recommends, asset), (FKG.pick, node))
+        q.node(
+            node,
+            (RDF.type, FKG.RecommendedAsset),
+            (FKG.asset, asset),
+            (FKG.position, common.integer(position)),
+            (FKG.reason, common.string(pick.reason)),
+            *(
+                (FKG.cites if i in evidence else FKG.refersTo, NamedNode(i))
+                for i in dict.fromkeys(pick.evidence)
+            ),
         )
     return q.items

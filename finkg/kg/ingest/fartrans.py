@@ -6,7 +6,8 @@ Files are recognized by their columns (names do not matter), and read in that or
   a `fkg:Customer` in the graph `users/{customerID}`;
 - asset_information (ISIN, assetName, assetCategory, assetSubCategory, sector, industry):
   a `fkg:Asset` in the market graph;
-- close_prices (ISIN, timestamp, closePrice): a `fkg:PriceBar` (close only) about the asset;
+- close_prices (ISIN, timestamp, closePrice): a `fkg:PriceBar` (close only) about the asset,
+  and the asset's ten-week `fkg:PriceSummary` nodes (paper 004, `finkg.kg.derive.assets`);
 - transactions (customerID, ISIN, transactionID, transactionType, timestamp, totalValue,
   units): a `fkg:Transaction` in `users/{customerID}`.
 
@@ -24,6 +25,7 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from decimal import Decimal
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
@@ -53,6 +55,9 @@ class Stamp:
 
 
 def load(paths: Sequence[Path], options: IngestOptions) -> Iterator[Item | Reject]:
+    # derive imports the ingest package: imported here, once both are initialized
+    from finkg.kg.derive.assets import asset_summary_items, closes_by_asset
+
     tables: dict[str, list[common.Table]] = {k: [] for k in ORDER}
     for path in paths:
         read = _read(path)
@@ -70,12 +75,14 @@ def load(paths: Sequence[Path], options: IngestOptions) -> Iterator[Item | Rejec
         "prices": close_price,
         "transactions": transaction,
     }
+    closes: list[tuple[str, dt.date, Decimal, dt.datetime]] = []
+    close_files: dict[str, Path] = {}
     for kind in ORDER:
         for table in tables[kind]:
             path = table.path
             for line, row in table.rows:
                 try:
-                    yield makers[kind](
+                    item = makers[kind](
                         row,
                         options,
                         known_assets=assets,
@@ -85,6 +92,27 @@ def load(paths: Sequence[Path], options: IngestOptions) -> Iterator[Item | Rejec
                     )
                 except InputError as e:
                     yield Reject.of(e, source=str(path), line=line)
+                    continue
+                yield item
+                if kind == "prices":
+                    closes.append(_close_of(_isin(row), item))
+                    close_files[closes[-1][0]] = path
+        if kind == "prices":  # paper 004's ten-week summaries, before any transaction
+            for isin, series in sorted(closes_by_asset(closes).items()):
+                yield from asset_summary_items(
+                    isin, assets.get(isin, ""), series, options, source=close_files[isin]
+                )
+
+
+def _close_of(isin: str, item: Item) -> tuple[str, dt.date, Decimal, dt.datetime]:
+    """(ISIN, session date, close, availableAt) of a close-price item."""
+    values = {q.predicate: q.object for q in item.quads}
+    return (
+        isin,
+        dt.date.fromisoformat(values[FKG.sessionDate].value),
+        Decimal(values[FKG.close].value),
+        dt.datetime.fromisoformat(values[FKG.availableAt].value),
+    )
 
 
 def _read(path: Path) -> tuple[str, common.Table] | Reject:
