@@ -230,7 +230,7 @@ def recommend(
     as_of = check_instant(as_of)
     started, clock = dt.datetime.now(dt.UTC), time.perf_counter()
     graph, customer = dataset(store, user)
-    graphs = [graph, store.graphs.market]
+    graphs = store.graphs.user_dataset(user)  # the user's graph and the market graph only
     reader = _Recording(llm)
     profile = _profile(store, customer, graph)
     assets = sg.candidates(store, FKG.Asset, graphs=[store.graphs.market], before=as_of, cap=ALL)
