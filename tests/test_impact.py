@@ -200,3 +200,35 @@ def test_the_cli_runs_and_backtests_with_a_packaged_reader(world) -> None:
     assert tested.exit_code == 0, tested.output
     text = report.read_text()
     assert "Frozen + No Memory" in text and "ZQMX" in text
+
+
+def test_a_backtest_span_may_end_on_a_weekend(world) -> None:
+    """Regression: a span whose last day is not a session failed in the portfolio step."""
+    root, settings = world
+    saturday = next(
+        DAYS[i] + dt.timedelta(days=d)
+        for i in range(190, 215)
+        for d in (1, 2, 3)
+        if (DAYS[i] + dt.timedelta(days=d)).weekday() == 5
+    )
+    span = Span(_at(190), dt.datetime.combine(saturday + dt.timedelta(days=1), dt.time(0), NY))
+    assert not CAL.is_session(span.last_day)
+    with open_store(root / "store", settings=settings) as store:
+        run_job(
+            store,
+            settings,
+            test=span,
+            validation_span=VALIDATION,
+            variants=["static"],
+            config=CONFIG,
+            llm=analyst(),
+        )
+        results, _ = backtest_job(
+            store,
+            test=span,
+            variants=["static"],
+            proxy="ZQMX",
+            png=None,
+            vectors=LiveVectors(store, HashEmbedder(dim=384)),
+        )
+    assert results[0].predictions > 0 and results[0].portfolio is not None

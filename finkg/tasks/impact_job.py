@@ -211,7 +211,7 @@ def evaluate(
         DayScore(t, d, sum(v for v, _ in g) / len(g), sum(s for _, s in g) / len(g))
         for (t, d), g in scores.items()
     ]
-    sessions = calendar.sessions(first_day, calendar.session_offset(last_day, 3))
+    sessions = _held_sessions(calendar, first_day, last_day)
     tickers = sorted({t for t, _ in scores})
     closes = {t: prices.series[t] for t in tickers if t in prices.series}
     perf = (
@@ -231,6 +231,13 @@ def evaluate(
         portfolio=perf,
         audit=audit(_context_uses(store, values), vectors.vectors, threshold=near_duplicate),
     )
+
+
+def _held_sessions(calendar: MarketCalendar, first: dt.date, last: dt.date) -> list[dt.date]:
+    """The sessions from `first` to three after `last` (the longest sleeve holds 3 days);
+    `last` may be a weekend or holiday (a span ending at a Monday midnight)."""
+    last = last if calendar.is_session(last) else calendar.previous_session(last)
+    return calendar.sessions(first, calendar.session_offset(last, 3))
 
 
 def _context_uses(store: BaseStore, values: dict[str, object]) -> list[ContextUse]:
@@ -356,7 +363,7 @@ def backtest_job(
         )
         for v in variants
     ]
-    sessions = calendar.sessions(test.first_day, calendar.session_offset(test.last_day, 3))
+    sessions = _held_sessions(calendar, test.first_day, test.last_day)
     universe = sorted({a.ticker for a in found})
     closes = {t: prices.series[t] for t in universe if t in prices.series}
     panel = returns_panel(closes, sessions)
