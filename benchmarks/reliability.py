@@ -14,7 +14,8 @@ case by case, then loads `finkg serve` (benchmarks/serve_load.py):
 - injection attempts (`tests/test_injection.py`, the binder's hostile-value tests in
   `tests/test_queries.py` and its property tests, hypothesis cases counted as one test
   each): succeeded = a test that failed;
-- isolation (`tests/test_isolation.py`, the dataset test in `tests/test_store.py`):
+- isolation (`tests/test_isolation.py`: exports; the dataset test in `tests/test_store.py`;
+  `tests/test_recommend.py`: another customer's graph never reaches a recommendation):
   violations = a test that failed;
 - load: WORKERS readers for SECONDS against a writing ingest: queries/s, p50/p99,
   errors, half batches seen.
@@ -55,12 +56,14 @@ GROUPS = {
         "tests/test_injection.py",
         "tests/test_queries.py::test_a_hostile_value_stays_one_literal",
         "tests/test_queries.py::test_a_hostile_iri_is_refused_not_pasted",
+        "tests/test_recommend.py::test_a_reply_citing_what_was_not_offered_fails_and_writes_nothing",
         "tests/test_properties.py::test_a_bound_string_comes_back_as_itself",
         "tests/test_properties.py::test_a_bound_string_cannot_change_what_a_query_reads",
     ),
     "isolation held": (
         "tests/test_isolation.py",
         "tests/test_store.py::test_a_dataset_restricts_what_a_query_reads",
+        "tests/test_recommend.py::test_another_customers_graph_never_reaches_the_prompt_or_the_output",
     ),
 }
 
