@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from finkg.errors import InputError
-from finkg.reader.llm import ScriptedLLM, messages_hash
+from finkg.reader.llm import ContextOverflow, ScriptedLLM, messages_hash
 from finkg.reader.read import OutputCache, narrow_schema, prompt, read
 from finkg.reader.schemas import OUTPUTS, Answer, ImpactPrediction
 
@@ -93,3 +93,20 @@ def test_narrowed_schemas_allow_only_given_ids() -> None:
 def test_every_output_schema_is_strict() -> None:
     for model in OUTPUTS.values():
         assert model.model_json_schema().get("additionalProperties") is False
+
+
+def test_a_repair_past_the_context_window_fails_the_read_without_raising() -> None:
+    def respond(messages) -> str:
+        if len(messages) > 2:  # the repair: prompt, failed reply, complaint
+            raise ContextOverflow("tiny: Requested tokens (4369) exceed context window of 4096")
+        return "not json"
+
+    failed = read(ScriptedLLM(respond=respond), prompt("impact"), VALUES, ImpactPrediction)
+    assert not failed.json_valid and failed.output is None and failed.attempts == 1
+    assert "does not fit the context window" in (failed.error or "")
+
+    def too_long(messages) -> str:
+        raise ContextOverflow("tiny: Requested tokens (9000) exceed context window of 4096")
+
+    with pytest.raises(ContextOverflow):  # a first prompt too long is the caller's error
+        read(ScriptedLLM(respond=too_long), prompt("impact"), VALUES, ImpactPrediction)

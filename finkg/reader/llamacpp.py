@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from finkg.errors import InputError
-from finkg.reader.llm import Generation, Message, ReaderError, check_messages
+from finkg.reader.llm import ContextOverflow, Generation, Message, ReaderError, check_messages
 
 # llama-cpp-python 0.3.36 writes a JSON string character as `[^"\\]`, which lets raw
 # control characters (a newline, say) into strings: grammar-conformant replies that no
@@ -129,7 +129,7 @@ class LlamaCpp:
                 grammar=grammar,
             )
         except ValueError as e:  # the prompt does not fit the context window
-            raise ReaderError(f"{self.model_id}: {e}") from None
+            raise ContextOverflow(f"{self.model_id}: {e}") from None
         usage = reply["usage"]
         return Generation(
             reply["choices"][0]["message"]["content"] or "",

@@ -30,6 +30,10 @@ class ReaderError(FinkgError):
     """A reader backend failed (model missing, server unreachable, out of context)."""
 
 
+class ContextOverflow(ReaderError):
+    """The prompt and the reply's token budget do not fit the model's context window."""
+
+
 @dataclass(frozen=True)
 class Generation:
     text: str

@@ -29,7 +29,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from finkg.errors import InputError
-from finkg.reader.llm import LLM, Generation, Message, messages_hash
+from finkg.reader.llm import LLM, ContextOverflow, Generation, Message, messages_hash
 from finkg.reader.schemas import (
     Answer,
     EntitySelection,
@@ -198,7 +198,15 @@ def read(
         llm.model_id,
     )
     for attempt in range(1 + MAX_REPAIRS):
-        g = _generate(llm, messages, schema, cache, max_tokens)
+        try:
+            g = _generate(llm, messages, schema, cache, max_tokens)
+        except ContextOverflow as e:
+            if attempt == 0:
+                raise  # the caller built a prompt too long for this reader
+            # a repair carries the failed reply and the complaint: past the window it ends
+            # the read as failed, like a reply that never matched
+            result.error = f"{result.error}; the repair does not fit the context window ({e})"
+            break
         result.attempts = attempt + 1
         result.tokens_in += g.tokens_in
         result.tokens_out += g.tokens_out
