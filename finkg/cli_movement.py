@@ -209,7 +209,7 @@ def train_retriever_command(
     )
     settings = _settings(ctx).with_(reader=reader)
     folder = _model_dir(ctx, model_dir)
-    with _open(ctx, store) as s, _progress() as bar:
+    with _open(ctx, store, read_only=True) as s, _progress() as bar:
         manifest = train_retriever(
             s,
             llm=open_reader(settings),

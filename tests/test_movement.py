@@ -37,9 +37,10 @@ from finkg.tasks.movement import MovementConfig, forecast, predict
 
 TICKERS = ("AAA", "BBB", "CCC")
 START = dt.date(2019, 1, 2)
-N = 70
+N = 50
+AT = 40  # the query date's index
 SESSIONS = get_calendar().sessions(START, START + dt.timedelta(days=N * 2 + 10))[:N]
-DAY = SESSIONS[60]  # the query date
+DAY = SESSIONS[AT]
 CONFIG = MovementConfig(k=5, sample=1.0)
 
 
@@ -86,7 +87,7 @@ def full(tmp_path_factory: pytest.TempPathFactory) -> BaseStore:
 @pytest.fixture(scope="module")
 def cut(tmp_path_factory: pytest.TempPathFactory) -> BaseStore:
     """The same market with no bar on or after the query date."""
-    return filled(market(tmp_path_factory.mktemp("cut"), last=SESSIONS[59]))
+    return filled(market(tmp_path_factory.mktemp("cut"), last=SESSIONS[AT - 1]))
 
 
 def reader(favour: str = "rise") -> ScriptedLLM:
@@ -115,8 +116,8 @@ def test_the_query_is_the_papers_serialization(full: BaseStore) -> None:
     data = json.loads(q.text)
     assert list(data) == ["query_stock", "query_date", "recent_date_list", "adjusted_close_list"]
     assert data["query_stock"] == "AAA" and data["query_date"] == DAY.isoformat()
-    assert data["recent_date_list"] == [d.isoformat() for d in SESSIONS[55:60]]
-    expected = (bars(0)["Adj Close"].to_numpy()[55:60]).tolist()
+    assert data["recent_date_list"] == [d.isoformat() for d in SESSIONS[AT - 5 : AT]]
+    expected = (bars(0)["Adj Close"].to_numpy()[AT - 5 : AT]).tolist()
     assert data["adjusted_close_list"] == pytest.approx(expected, rel=1e-5)
     assert q.decision == get_calendar().session_open(DAY)
 
@@ -128,9 +129,11 @@ def test_candidates_are_windows_of_every_stock_strictly_before_the_decision(
     pool = WindowPool.load(full, before=get_calendar().session_close(SESSIONS[-1]))
     rows = pool.eligible(q.decision)
     days = pool.days[rows]
-    assert days.max() == np.datetime64(SESSIONS[59])  # the window of D-1 closed before D opens
+    assert days.max() == np.datetime64(SESSIONS[AT - 1])  # the window of D-1 closed before D opens
     assert (days < np.datetime64(DAY)).all()
-    assert (pool.available[rows] < np.datetime64(q.decision.astimezone(dt.UTC).replace(tzinfo=None))).all()
+    assert (
+        pool.available[rows] < np.datetime64(q.decision.astimezone(dt.UTC).replace(tzinfo=None))
+    ).all()
     assert set(pool.tickers[rows]) == set(TICKERS)
     assert {"rise", "fall", "freeze"} <= set(pool.movements[rows])  # freeze windows are candidates
     later = np.setdiff1d(np.arange(len(pool)), rows)
@@ -191,9 +194,9 @@ def test_bm25_and_random_scores(full: BaseStore) -> None:
 
 
 def test_unknown_retriever_and_missing_models_are_input_errors() -> None:
-    with pytest.raises(InputError, match="unknown retriever.*'colbert'.*one of none"):
+    with pytest.raises(InputError, match=r"unknown retriever.*'colbert'.*one of none"):
         open_retriever("colbert")
-    with pytest.raises(InputError, match="finseer.*finkg train-retriever"):
+    with pytest.raises(InputError, match=r"finseer.*finkg train-retriever"):
         open_retriever("finseer")
 
 
@@ -217,9 +220,9 @@ def test_future_bars_change_neither_candidates_nor_prompt_nor_prediction(
 
 
 def test_the_reader_compares_the_two_labels_and_the_prediction_is_written(
-    tmp_path: Path,
+    full: BaseStore,
 ) -> None:
-    store = filled(market(tmp_path / "m"))
+    store = full
     llm = reader(favour="fall")
     dtw = open_retriever("dtw")
     result = forecast(store, ticker="BBB", day=DAY, llm=llm, retriever=dtw, config=CONFIG)
@@ -227,15 +230,16 @@ def test_the_reader_compares_the_two_labels_and_the_prediction_is_written(
     assert len(llm.calls) == 1  # one scoring call, no generation
     text = result.messages[1]["content"]
     assert build_query(store, "BBB", DAY).text in text
-    assert all(store_text in text for store_text in [json.dumps(h.iri)[1:-1] for h in []])
+    assert all(json.loads(t) for t in text.split("Retrieved sequences:\n")[1].splitlines()[:5])
     rows = list(
         store.select(
-            """PREFIX fkg: <https://w3id.org/finkg/ns#> PREFIX prov: <http://www.w3.org/ns/prov#>
-            SELECT ?label ?p ?asOf ?entity ?rank WHERE { GRAPH ?g {
+            f"""PREFIX fkg: <https://w3id.org/finkg/ns#> PREFIX prov: <http://www.w3.org/ns/prov#>
+            SELECT ?label ?p ?asOf ?entity ?rank WHERE {{
+            VALUES ?o {{ <{result.prediction.value}> }} GRAPH ?g {{
               ?o a fkg:MovementPrediction ; fkg:predictedLabel ?label ; fkg:riseProbability ?p ;
                  fkg:asOf ?asOf ; prov:wasGeneratedBy ?run .
-              ?run prov:qualifiedUsage ?u . ?u prov:entity ?entity ; fkg:rank ?rank } }
-            ORDER BY ?rank"""
+              ?run prov:qualifiedUsage ?u . ?u prov:entity ?entity ; fkg:rank ?rank }} }}
+            ORDER BY ?rank"""  # type: ignore[union-attr]
         )
     )
     assert [r["label"].value for r in rows] == ["fall"] * 5
@@ -245,9 +249,10 @@ def test_the_reader_compares_the_two_labels_and_the_prediction_is_written(
     before = len(list(store.quads(store.graphs.outputs)))
     forecast(store, ticker="BBB", day=DAY, llm=reader("fall"), retriever=dtw, config=CONFIG)
     assert len(list(store.quads(store.graphs.outputs))) == before  # a rerun adds nothing
+    day = f'"{DAY}"^^<http://www.w3.org/2001/XMLSchema#date>'
     for h in result.hits:
         assert store.ask(
-            f"ASK {{ GRAPH ?g {{ <{h.iri}> <{FKG.sessionDate.value}> ?d FILTER(?d < \"{DAY}\"^^<http://www.w3.org/2001/XMLSchema#date>) }} }}"
+            f"ASK {{ GRAPH ?g {{ <{h.iri}> <{FKG.sessionDate.value}> ?d FILTER(?d < {day}) }} }}"
         )
 
 
@@ -256,7 +261,7 @@ def test_a_window_on_the_decision_instant_is_never_used(full: BaseStore) -> None
     pool = WindowPool.load(full, before=get_calendar().session_close(SESSIONS[-1]))
     late = pool.available.copy()
     pool.available = late
-    row = int(np.flatnonzero(pool.days == np.datetime64(SESSIONS[59]))[0])
+    row = int(np.flatnonzero(pool.days == np.datetime64(SESSIONS[AT - 1]))[0])
     pool.available[row] = np.datetime64(q.decision.astimezone(dt.UTC).replace(tzinfo=None), "us")
     assert row not in set(pool.eligible(q.decision))
 
@@ -265,7 +270,11 @@ def test_a_window_on_the_decision_instant_is_never_used(full: BaseStore) -> None
     ("ticker", "day", "message"),
     [
         ("ZZZ", DAY, "unknown ticker.*'ZZZ'.*ingest its prices"),
-        ("AAA", dt.date(2019, 3, 2), "not an XNYS session.*'2019-03-02'.*next session is 2019-03-04"),
+        (
+            "AAA",
+            dt.date(2019, 3, 2),
+            "not an XNYS session.*'2019-03-02'.*next session is 2019-03-04",
+        ),
         ("AAA", SESSIONS[2], "five sessions before the query date|no bars of AAA"),
     ],
 )
@@ -306,5 +315,7 @@ def test_label_probabilities_are_a_softmax() -> None:
 def test_predict_without_writing_reads_the_same(full: BaseStore) -> None:
     q = build_query(full, "AAA", DAY)
     pool = WindowPool.load(full, before=q.decision)
-    f = predict(full, q, pool, llm=reader(), retriever=open_retriever("bm25"), config=CONFIG, write=False)
+    f = predict(
+        full, q, pool, llm=reader(), retriever=open_retriever("bm25"), config=CONFIG, write=False
+    )
     assert f.prediction is None and f.label == "rise" and len(f.hits) == 5
