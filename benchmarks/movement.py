@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import json
 import sys
 import time
 from pathlib import Path
@@ -99,6 +100,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--retrievers", default=",".join(RETRIEVERS))
     p.add_argument("--model-dir", type=Path, help="the trained retriever (for finseer)")
     p.add_argument("--report", type=Path, default=ROOT / "benchmarks/reports/movement.md")
+    p.add_argument(
+        "--merge",
+        action="store_true",
+        help="keep other retrievers' results from an earlier run with the same options",
+    )
     args = p.parse_args(argv)
     settings = Settings.from_env().with_(reader=args.reader)
     print(f"options: {vars(args)}; threads {settings.threads}")
@@ -131,7 +137,15 @@ def main(argv: list[str] | None = None) -> int:
         f"({time.perf_counter() - started:.0f} s)"
     )
     llm = open_reader(settings)
+    saved = args.report.with_suffix(".json")
+    key = json.dumps(
+        {k: str(v) for k, v in vars(args).items() if k not in ("retrievers", "merge", "model_dir")}
+    )
     results: dict[str, dict[str, object]] = {}
+    if args.merge and saved.exists():
+        earlier = json.loads(saved.read_text(encoding="utf-8"))
+        if earlier.get("options") == key:
+            results = earlier["results"]
     for name in names:
         t0 = time.perf_counter()
         retriever = open_sequence_retriever(name, settings, model_dir=args.model_dir)
@@ -162,6 +176,9 @@ def main(argv: list[str] | None = None) -> int:
             f"rise share {x['rise_share']:.2f} [{x['seconds']:.0f} s]",
             flush=True,
         )
+        saved.write_text(json.dumps({"options": key, "results": results}, indent=1))
+    order = {n: i for i, n in enumerate(RETRIEVERS)}
+    results = dict(sorted(results.items(), key=lambda kv: order.get(kv[0], 99)))
     _report(args, settings, split, labelled, pool, llm.model_id, results)
     return 0
 
