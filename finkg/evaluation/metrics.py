@@ -172,7 +172,7 @@ def candidate_movement_correlation(
     ...     [["rise", "rise"], ["fall", "freeze"], ["rise", "fall"], ["fall", "fall"]],
     ...     ["rise", "fall", "rise", "fall"])
     >>> round(r, 3)
-    0.905
+    0.845
     """
     from scipy.stats import pearsonr
 

@@ -45,7 +45,9 @@ def distillation_loss(
 
     >>> q = np.array([1.0, 0.0]); c = np.array([[1.0, 0.0], [0.0, 1.0]])
     >>> round(distillation_loss(q, c, [0.9, 0.1], alpha=0.1, tau=0.05), 4)
-    0.0003
+    0.0067
+    >>> round(distillation_loss(q, c[::-1], [0.9, 0.1], alpha=0.1, tau=0.05), 4)  # far from it
+    19.9933
     """
     r = np.asarray(rewards, dtype=np.float64) / alpha
     w = np.exp(r - r.max())
