@@ -18,6 +18,7 @@ from rich.text import Text
 
 from finkg import queries
 from finkg.cli_impact import impact
+from finkg.cli_movement import forecast_command, train_retriever_command
 from finkg.cli_recommend import recommend
 from finkg.cli_support import FinkgGroup, _open, _progress, _settings, err, out, store_option
 from finkg.config import Settings
@@ -688,6 +689,8 @@ def _print_demo(r: Any) -> None:
 
 cli.add_command(impact)
 cli.add_command(recommend)
+cli.add_command(forecast_command)
+cli.add_command(train_retriever_command)
 
 
 def main() -> None:

@@ -122,3 +122,83 @@ class VariantResult:
     citation_rate: float
     portfolio: Performance | None  # the §4.4 portfolio of its 3D signals
     audit: ContextAudit  # future-document and near-duplicate anchor rates of its context
+
+
+# --- movement forecasts (paper 001 §4) ------------------------------------------------------
+
+MOVEMENT_VALUE = {"rise": 1, "freeze": 0, "fall": -1}
+
+
+def _binary(predicted: Sequence[str], actual: Sequence[str]) -> list[tuple[str, str]]:
+    if len(predicted) != len(actual):
+        raise ValueError(f"{len(predicted)} predictions for {len(actual)} labels")
+    return [(p, a) for p, a in zip(predicted, actual, strict=True) if a in ("rise", "fall")]
+
+
+def movement_accuracy(predicted: Sequence[str], actual: Sequence[str]) -> float:
+    """ACC over non-freeze queries (paper 001 §2: freeze cases are not evaluated).
+
+    >>> movement_accuracy(["rise", "fall", "rise"], ["rise", "rise", "freeze"])
+    0.5
+    """
+    pairs = _binary(predicted, actual)
+    return sum(p == a for p, a in pairs) / len(pairs) if pairs else float("nan")
+
+
+def movement_mcc(predicted: Sequence[str], actual: Sequence[str]) -> float:
+    """Matthews correlation over non-freeze queries, rise the positive class (0 when a
+    margin is empty, as scikit-learn does).
+
+    >>> movement_mcc(["rise", "fall", "rise", "fall"], ["rise", "fall", "fall", "fall"])
+    0.57735
+    """
+    pairs = _binary(predicted, actual)
+    tp = sum(p == "rise" and a == "rise" for p, a in pairs)
+    tn = sum(p == "fall" and a == "fall" for p, a in pairs)
+    fp = sum(p == "rise" and a == "fall" for p, a in pairs)
+    fn = sum(p == "fall" and a == "rise" for p, a in pairs)
+    denominator = ((tp + fp) * (tp + fn) * (tn + fp) * (tn + fn)) ** 0.5
+    return round((tp * tn - fp * fn) / denominator, 6) if denominator else 0.0
+
+
+def candidate_movement_correlation(
+    retrieved: Sequence[Sequence[str]], predicted: Sequence[str]
+) -> tuple[float, float]:
+    """Pearson r and its p-value between the mean movement of each query's retrieved
+    windows (rise 1, freeze 0, fall -1) and the prediction (paper 001 appendix B.2).
+    Queries without retrieved windows are left out; NaN when either side is constant.
+
+    >>> r, p = candidate_movement_correlation(
+    ...     [["rise", "rise"], ["fall", "freeze"], ["rise", "fall"], ["fall", "fall"]],
+    ...     ["rise", "fall", "rise", "fall"])
+    >>> round(r, 3)
+    0.845
+    """
+    from scipy.stats import pearsonr
+
+    xs, ys = [], []
+    for moves, p in zip(retrieved, predicted, strict=True):
+        if moves:
+            xs.append(sum(MOVEMENT_VALUE[m] for m in moves) / len(moves))
+            ys.append(MOVEMENT_VALUE[p])
+    if len(xs) < 3 or len(set(xs)) < 2 or len(set(ys)) < 2:
+        return float("nan"), float("nan")
+    result = pearsonr(xs, ys)
+    return float(result.statistic), float(result.pvalue)
+
+
+def indicator_occurrences(retrieved: Iterable[Sequence[str]]) -> dict[str, int]:
+    """How often each indicator group appears among the retrieved windows (paper 001
+    Figure 2), groups as in `finkg.kg.derive.indicators.GROUPS`, most frequent first.
+
+    >>> indicator_occurrences([["rsi", "kdj_k"], ["kdj_d", "close"]])
+    {'kdj': 2, 'close': 1, 'rsi': 1}
+    """
+    from finkg.kg.derive.indicators import GROUPS
+
+    group_of = {s: g for g, names in GROUPS.items() for s in names}
+    counts: dict[str, int] = defaultdict(int)
+    for names in retrieved:
+        for name in names:
+            counts[group_of.get(name, name)] += 1
+    return dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))

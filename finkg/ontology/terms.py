@@ -168,6 +168,7 @@ class FKG:
     reason = _fkg("reason")
     residualLabel = _fkg("residualLabel")
     residualZ = _fkg("residualZ")
+    riseProbability = _fkg("riseProbability")
     riskLevel = _fkg("riskLevel")
     score = _fkg("score")
     sector = _fkg("sector")

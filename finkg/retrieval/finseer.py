@@ -1,0 +1,167 @@
+"""FinSeer (paper 001 §3.3): a bi-encoder distilled from reader feedback, and its loading.
+
+An `Example` is a query, its selected candidates (the top-1 positive, the bottom-15
+negatives) and the reader's reward P(c) of each: the probability of the query's true
+movement given the query and that one candidate (eq. 4). Training minimises, per example,
+
+    - sum_i w_i log softmax_i(<e_q, e_ci> / tau),   w = softmax(P / alpha)      (eq. 6-7)
+
+over L2-normalised embeddings of a bi-encoder initialised from the packaged MiniLM, with
+AdamW, one example per step, in a seeded order. The result is saved as a
+sentence-transformers folder under `model/` beside a `manifest.json` written by the caller
+(`finkg.tasks.movement_train`); `FinSeer.open(folder)` refuses a folder without one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from finkg.errors import InputError
+from finkg.retrieval.embed import Embedder, _load, _normalise, packaged_model_dir
+
+MANIFEST = "manifest.json"
+KIND = "finkg-finseer"
+FORMAT = 1
+
+
+@dataclass(frozen=True)
+class Example:
+    query: str
+    candidates: tuple[str, ...]  # the positive first, then the negatives
+    rewards: tuple[float, ...]  # the reader's P(true label | query, candidate)
+
+
+def distillation_loss(
+    query: np.ndarray, candidates: np.ndarray, rewards: Sequence[float], *, alpha: float, tau: float
+) -> float:
+    """Eq. 6-7 for one example, with numpy (what `train` minimises with torch).
+
+    >>> q = np.array([1.0, 0.0]); c = np.array([[1.0, 0.0], [0.0, 1.0]])
+    >>> round(distillation_loss(q, c, [0.9, 0.1], alpha=0.1, tau=0.05), 4)
+    0.0067
+    >>> round(distillation_loss(q, c[::-1], [0.9, 0.1], alpha=0.1, tau=0.05), 4)  # far from it
+    19.9933
+    """
+    r = np.asarray(rewards, dtype=np.float64) / alpha
+    w = np.exp(r - r.max())
+    w /= w.sum()
+    s = candidates @ query / tau
+    logp = s - s.max() - np.log(np.exp(s - s.max()).sum())
+    return float(-(w * logp).sum())
+
+
+def mean_loss(
+    embedder: Embedder, examples: Sequence[Example], *, alpha: float, tau: float
+) -> float:
+    """The mean eq. 7 loss of an embedder over examples (lower: closer to the reader)."""
+    if not examples:
+        return float("nan")
+    losses = []
+    for ex in examples:
+        v = embedder.embed([ex.query, *ex.candidates])
+        losses.append(distillation_loss(v[0], v[1:], ex.rewards, alpha=alpha, tau=tau))
+    return float(np.mean(losses))
+
+
+def train(
+    examples: Sequence[Example],
+    folder: Path,
+    *,
+    alpha: float,
+    tau: float,
+    epochs: int,
+    lr: float,
+    seed: int,
+    threads: int = 1,
+    progress: Callable[[str, int, int], None] | None = None,
+) -> list[float]:
+    """Distil `examples` into a MiniLM copy saved under `folder/model`; mean loss per epoch."""
+    import torch
+    import torch.nn.functional as F
+
+    if not examples:
+        raise InputError("no training examples", field="queries", hint="give more queries")
+    if alpha <= 0 or tau <= 0:
+        raise InputError("temperatures must be positive", field="alpha/tau", value=(alpha, tau))
+    torch.manual_seed(seed)
+    torch.set_num_threads(threads)
+    os.environ["HF_HUB_OFFLINE"] = "1"  # never reach for a hub: the weights are local
+    os.environ["TRANSFORMERS_OFFLINE"] = "1"
+    from sentence_transformers import SentenceTransformer
+
+    # a copy of its own: the cached MiniLM that `minilm` retrieval reads stays untouched
+    model = SentenceTransformer(str(packaged_model_dir()), device="cpu", local_files_only=True)
+    model.train()
+    optimiser = torch.optim.AdamW(model.parameters(), lr=lr)
+    order = np.random.default_rng(seed)
+    history = []
+    steps, total = 0, epochs * len(examples)
+    for _ in range(epochs):
+        losses = []
+        for i in order.permutation(len(examples)):
+            ex = examples[int(i)]
+            features = model.tokenize([ex.query, *ex.candidates])
+            embeddings = F.normalize(model(features)["sentence_embedding"], dim=-1)
+            w = torch.softmax(torch.tensor(ex.rewards, dtype=torch.float32) / alpha, dim=0)
+            logp = torch.log_softmax(embeddings[1:] @ embeddings[0] / tau, dim=0)
+            loss = -(w * logp).sum()
+            optimiser.zero_grad()
+            loss.backward()
+            optimiser.step()
+            losses.append(float(loss.detach()))
+            steps += 1
+            if progress:
+                progress("train retriever", steps, total)
+        history.append(float(np.mean(losses)))
+    model.eval()
+    (folder / "model").mkdir(parents=True, exist_ok=True)
+    model.save(str(folder / "model"))
+    return history
+
+
+def weights_digest(folder: Path) -> str:
+    digest = hashlib.sha256()
+    for path in sorted((folder / "model").rglob("*.safetensors")):
+        digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+class FinSeer:
+    """A trained retriever's encoder (the `Embedder` protocol)."""
+
+    dim = 384
+
+    def __init__(self, folder: Path, *, threads: int = 1) -> None:
+        folder = Path(folder)
+        path = folder / MANIFEST
+        if not path.is_file():
+            raise InputError(
+                "no trained retriever here",
+                field="--model-dir",
+                value=str(folder),
+                hint="train one with finkg train-retriever (or pass --model-dir)",
+            )
+        self.manifest = json.loads(path.read_text(encoding="utf-8"))
+        if self.manifest.get("kind") != KIND or self.manifest.get("format") != FORMAT:
+            raise InputError("not a finkg FinSeer folder", field="--model-dir", value=str(folder))
+        self.model_id = self.manifest["model_id"]
+        self.model = _load(folder / "model", threads)
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        vectors = self.model.encode(  # type: ignore[attr-defined]
+            list(texts),
+            batch_size=32,
+            normalize_embeddings=True,
+            convert_to_numpy=True,
+            show_progress_bar=False,
+        )
+        return _normalise(vectors)

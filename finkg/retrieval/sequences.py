@@ -1,0 +1,269 @@
+"""Time-series retrieval for movement forecasting (paper 001): queries and window pools.
+
+A *query* (§3.2) is a stock's five adjusted closes before the session it is for, serialized
+
+    {"query_stock": "MO", "query_date": "2015-06-02",
+     "recent_date_list": ["2015-05-26", ..., "2015-06-01"],
+     "adjusted_close_list": [29.669, ..., 29.6227]}
+
+and its decision instant is the open of that session: every bar it shows closed before then.
+
+A *pool* holds the `fkg:IndicatorWindow`s a forecast may retrieve: available strictly before
+the latest decision instant it serves, from a first candidate session on, optionally only
+those of a universe of tickers and a deterministic sample of them. `eligible(decision)`
+gives the rows of one decision (`fkg:availableAt` < decision), so one pool serves many
+queries and each sees exactly what a pool loaded for it alone would hold.
+
+The sample keeps a window when the SHA-256 of its IRI falls under the fraction: a property
+of the window alone, so adding later windows never changes which earlier ones are kept
+(future invariance), and the same windows recur across queries (their embeddings are
+cached once). Rows are sorted by IRI, which breaks every tie in the retrievers.
+
+>>> values_of('{"candidate_stock": "MO", "rsi_list": [51.2, 49.0, 47.5, 48.1, 50.0]}')
+[51.2, 49.0, 47.5, 48.1, 50.0]
+>>> keep("https://w3id.org/finkg/id/window/MO/rsi/2015-01-02", 1.0)
+True
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+from collections.abc import Callable, Collection, Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+
+import numpy as np
+from pyoxigraph import NamedNode
+
+from finkg import queries
+from finkg.errors import InputError
+from finkg.kg.calendar import get_calendar
+from finkg.kg.derive.windows import LENGTH, value_text
+from finkg.kg.iri import mint
+from finkg.kg.store import BaseStore
+from finkg.retrieval.bm25 import tokenize
+from finkg.retrieval.live import node_texts
+
+Progress = Callable[[str, int, int], None]
+_TEXT_CHUNK = 2000
+
+
+def keep(iri: str, fraction: float) -> bool:
+    """Whether the deterministic `fraction` sample holds the window `iri`."""
+    if fraction >= 1.0:
+        return True
+    digest = hashlib.sha256(iri.encode("utf-8")).digest()
+    return int.from_bytes(digest[:8], "big") / 2.0**64 < fraction
+
+
+def values_of(text: str) -> list[float]:
+    """The five values of a serialized window (its one `*_list` other than the dates)."""
+    data = json.loads(text)
+    for key, value in data.items():
+        if key.endswith("_list") and key != "recent_date_list":
+            return [float(x) for x in value]
+    raise InputError("a window text without a value list", field="fkg:text", value=text[:120])
+
+
+def znorm(x: np.ndarray) -> np.ndarray:
+    """Rows z-normalised (a constant row becomes zeros)."""
+    x = np.asarray(x, dtype=np.float64)
+    mean = x.mean(axis=-1, keepdims=True)
+    std = x.std(axis=-1, keepdims=True)
+    return np.where(std > 0, (x - mean) / np.where(std > 0, std, 1.0), 0.0)
+
+
+@dataclass(frozen=True)
+class Query:
+    """One stock and the session it is forecast for, with the five closes before it."""
+
+    ticker: str
+    day: dt.date  # the query date: the session whose movement is forecast
+    decision: dt.datetime  # the open of `day`
+    company: NamedNode
+    dates: tuple[dt.date, ...]
+    closes: tuple[float, ...]
+    bars: tuple[NamedNode, ...] = ()
+
+    @property
+    def key(self) -> str:
+        return f"{self.ticker}/{self.day.isoformat()}"
+
+    @property
+    def text(self) -> str:
+        return json.dumps(
+            {
+                "query_stock": self.ticker,
+                "query_date": self.day.isoformat(),
+                "recent_date_list": [d.isoformat() for d in self.dates],
+                "adjusted_close_list": [float(value_text(c, integral=False)) for c in self.closes],
+            }
+        )
+
+
+def build_query(store: BaseStore, ticker: str, day: dt.date) -> Query:
+    """The query of `ticker` for session `day` from the store's bars (module docstring).
+
+    Errors (exit code 2) name the bad value: a day that is not an XNYS session, a ticker
+    without bars, or fewer than five consecutive sessions of bars before the day."""
+    ticker = ticker.strip().upper()
+    cal = get_calendar()
+    if not cal.is_session(day):
+        raise InputError(
+            "not an XNYS session",
+            field="--date",
+            value=day.isoformat(),
+            hint=f"the next session is {cal.next_session(day).isoformat()}",
+        )
+    company = mint("company", ticker, base=store.graphs.base)
+    previous = cal.previous_session(day)
+    rows = list(queries.run(store, "bars_until", {"entity": company, "last": previous}))  # type: ignore[arg-type]
+    if not rows:
+        ever = queries.run(store, "bars_until", {"entity": company, "last": dt.date(9999, 12, 31)})
+        if not ever:
+            raise InputError(
+                "unknown ticker: no price bars in the store",
+                field="--ticker",
+                value=ticker,
+                hint="ingest its prices first (finkg ingest prices FILE.csv)",
+            )
+        raise InputError(
+            f"no bars of {ticker} before the query date",
+            field="--date",
+            value=day.isoformat(),
+            hint="pick a date after its first five sessions of bars",
+        )
+    recent = sorted(rows[:LENGTH], key=lambda r: r["day"].value)  # type: ignore[union-attr]
+    dates = tuple(dt.date.fromisoformat(r["day"].value) for r in recent)  # type: ignore[union-attr]
+    expected = tuple(cal.session_offset(day, -n) for n in range(LENGTH, 0, -1))
+    if dates != expected:
+        missing = sorted(set(expected) - set(dates))
+        raise InputError(
+            f"no bars of {ticker} for the five sessions before the query date",
+            field="--date",
+            value=day.isoformat(),
+            hint="missing: " + ", ".join(d.isoformat() for d in missing),
+        )
+    return Query(
+        ticker=ticker,
+        day=day,
+        decision=cal.session_open(day),
+        company=company,
+        dates=dates,
+        closes=tuple(float(r["adjClose"].value) for r in recent),  # type: ignore[union-attr]
+        bars=tuple(mint("bar", ticker, d.isoformat(), base=store.graphs.base) for d in dates),
+    )
+
+
+@dataclass
+class WindowPool:
+    """Indicator windows, sorted by IRI, with what the retrievers read (module docstring)."""
+
+    iris: list[str]
+    tickers: np.ndarray
+    indicators: np.ndarray
+    days: np.ndarray  # datetime64[D]
+    movements: np.ndarray
+    available: np.ndarray  # datetime64[us], UTC
+    texts: list[str]
+    values: np.ndarray  # (n, 5)
+    spec: dict[str, object] = field(default_factory=dict)
+    vectors: dict[str, np.ndarray] = field(default_factory=dict)
+
+    def __len__(self) -> int:
+        return len(self.iris)
+
+    @classmethod
+    def load(
+        cls,
+        store: BaseStore,
+        *,
+        before: dt.datetime,
+        since: dt.date = dt.date(1900, 1, 1),
+        sample: float = 1.0,
+        universe: Collection[str] | None = None,
+        progress: Progress | None = None,
+    ) -> WindowPool:
+        """The windows available before `before` (see the module docstring)."""
+        if before.tzinfo is None:
+            raise InputError("a decision instant needs a zone", field="before", value=before)
+        if not 0 < sample <= 1:
+            raise InputError("a sample is a fraction in (0, 1]", field="sample", value=sample)
+        companies = (
+            None
+            if universe is None
+            else {mint("company", t.upper(), base=store.graphs.base) for t in universe}
+        )
+        found = queries.run(store, "movement_windows", {"before": before, "since": since})
+        rows = [
+            r
+            for r in found  # type: ignore[union-attr]
+            if (companies is None or r["company"] in companies) and keep(r["window"].value, sample)
+        ]
+        rows.sort(key=lambda r: r["window"].value)
+        iris = [r["window"].value for r in rows]
+        texts = _texts(store, iris, progress)
+        parsed = [json.loads(t) for t in texts]
+        return cls(
+            iris=iris,
+            tickers=np.array([p["candidate_stock"] for p in parsed], dtype=object),
+            indicators=np.array([r["indicator"].value for r in rows], dtype=object),
+            days=np.array([r["day"].value for r in rows], dtype="datetime64[D]"),
+            movements=np.array([r["movement"].value for r in rows], dtype=object),
+            available=np.array(
+                [_utc(r["availableAt"].value) for r in rows], dtype="datetime64[us]"
+            ).reshape(len(rows)),
+            texts=texts,
+            values=np.array([values_of(t) for t in texts], dtype=np.float64).reshape(
+                len(rows), LENGTH
+            ),
+            spec={
+                "before": before.isoformat(),
+                "since": since.isoformat(),
+                "sample": sample,
+                "universe": sorted(universe) if universe is not None else None,
+            },
+        )
+
+    def eligible(self, decision: dt.datetime) -> np.ndarray:
+        """Rows available strictly before `decision` (a zoned instant)."""
+        if decision.tzinfo is None:
+            raise InputError("a decision instant needs a zone", field="decision", value=decision)
+        return np.flatnonzero(self.available < np.datetime64(_utc(decision.isoformat()), "us"))
+
+    @cached_property
+    def tokens(self) -> list[list[str]]:
+        return tokenize(self.texts)
+
+    @cached_property
+    def shape(self) -> np.ndarray:
+        """The z-normalised values (what DTW compares)."""
+        return znorm(self.values)
+
+    @cached_property
+    def iri_hash(self) -> np.ndarray:
+        return np.array(
+            [
+                int.from_bytes(hashlib.sha256(i.encode("utf-8")).digest()[:8], "big")
+                for i in self.iris
+            ],
+            dtype=np.uint64,
+        )
+
+
+def _utc(text: str) -> str:
+    value = dt.datetime.fromisoformat(text)
+    return value.astimezone(dt.UTC).replace(tzinfo=None).isoformat()
+
+
+def _texts(store: BaseStore, iris: Sequence[str], progress: Progress | None) -> list[str]:
+    out: list[str] = []
+    for start in range(0, len(iris), _TEXT_CHUNK):
+        chunk = [NamedNode(i) for i in iris[start : start + _TEXT_CHUNK]]
+        found = node_texts(store, chunk)
+        out += [found[n] for n in chunk]
+        if progress:
+            progress("window texts", len(out), len(iris))
+    return out

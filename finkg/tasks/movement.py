@@ -1,0 +1,219 @@
+"""Next-session movement forecasts (paper 001): one query in, one checked prediction out.
+
+For a ticker and a session D: the query is the five adjusted closes before D (§3.2, built
+from the store's bars), its decision instant the open of D. The candidates are the
+indicator windows of every stock in the universe available strictly before that instant
+(freeze windows included; `retrieval.sequences.WindowPool`); a retriever keeps the top k
+(`retrieval.sequence_retrievers`); the reader sees the query and those windows (prompt
+`movement`) and the forecast is whichever of "rise" and "fall" has the higher
+log-probability as the reply (no free generation). The prediction, with its rise
+probability, decision instant and run (reader, prompt hash, retriever, parameters, every
+retrieved window with rank and score, the query's bars), is checked against the output
+shapes and written in one commit.
+
+Predictions are keyed by (retriever, ticker, D, reader, parameters), so retrievers and
+readers live side by side and a rerun adds nothing.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from pyoxigraph import Literal, NamedNode, Quad
+
+from finkg.errors import InputError
+from finkg.kg.ingest import common
+from finkg.kg.iri import mint
+from finkg.kg.outputs import RunRecord, Used, run_iri, write_output
+from finkg.kg.store import BaseStore
+from finkg.ontology.terms import FKG, PROV, RDF
+from finkg.reader.llm import LLM, Message, messages_hash
+from finkg.reader.read import prompt
+from finkg.retrieval.sequence_retrievers import RETRIEVERS, Hit, SequenceRetriever, top_k
+from finkg.retrieval.sequences import Progress, Query, WindowPool, build_query
+
+LABELS = ("rise", "fall")
+EARLIEST = dt.date(1900, 1, 1)
+
+
+@dataclass(frozen=True, kw_only=True)
+class MovementConfig:
+    """k: windows shown to the reader (paper 001: 5); sample: the fraction of windows kept
+    as candidates (deterministic by IRI; 1.0 keeps all); since: the first candidate session;
+    universe: the tickers whose windows are candidates (None: every stock)."""
+
+    k: int = 5
+    sample: float = 0.02
+    since: dt.date = EARLIEST
+    universe: tuple[str, ...] | None = None
+
+    def __post_init__(self) -> None:
+        if not 1 <= self.k <= 20:
+            raise InputError("k is 1 to 20 windows", field="k", value=self.k)
+        if not 0 < self.sample <= 1:
+            raise InputError(
+                "a sample is a fraction in (0, 1]", field="--sample", value=self.sample
+            )
+
+    def parameters(self, retriever: SequenceRetriever) -> dict[str, object]:
+        return {
+            "retriever": retriever.name,
+            "retriever_model": retriever.model_id,
+            "k": 0 if retriever.name == "none" else self.k,
+            "sample": self.sample,
+            "since": self.since.isoformat(),
+            "universe": list(self.universe) if self.universe is not None else None,
+        }
+
+    def pool(
+        self, store: BaseStore, before: dt.datetime, progress: Progress | None = None
+    ) -> WindowPool:
+        return WindowPool.load(
+            store,
+            before=before,
+            since=self.since,
+            sample=self.sample,
+            universe=self.universe,
+            progress=progress,
+        )
+
+
+@dataclass(frozen=True)
+class Forecast:
+    query: Query
+    retriever: str
+    hits: tuple[Hit, ...]
+    logprobs: dict[str, float]
+    messages: tuple[Message, ...]
+    prediction: NamedNode | None  # None when not written
+
+    @property
+    def label(self) -> str:
+        return "rise" if self.logprobs["rise"] >= self.logprobs["fall"] else "fall"
+
+    @property
+    def rise_probability(self) -> float:
+        return label_probabilities(self.logprobs)["rise"]
+
+
+def label_probabilities(logprobs: dict[str, float]) -> dict[str, float]:
+    """Softmax over the labels' log-probabilities (paper 001 eq. 4).
+
+    >>> label_probabilities({"rise": math.log(0.3), "fall": math.log(0.1)})["rise"]
+    0.75
+    """
+    top = max(logprobs.values())
+    weights = {k: math.exp(v - top) for k, v in logprobs.items()}
+    total = sum(weights.values())
+    return {k: round(w / total, 12) for k, w in weights.items()}
+
+
+def candidate_block(pool: WindowPool, rows: Sequence[int]) -> str:
+    return "\n".join(pool.texts[r] for r in rows) or "(none)"
+
+
+def movement_messages(query: Query, candidates: str) -> list[Message]:
+    return prompt("movement").render(
+        {
+            "query": query.text,
+            "candidates": candidates,
+            "ticker": query.ticker,
+            "date": query.day.isoformat(),
+        }
+    )
+
+
+def predict(
+    store: BaseStore,
+    query: Query,
+    pool: WindowPool,
+    *,
+    llm: LLM,
+    retriever: SequenceRetriever,
+    config: MovementConfig,
+    write: bool = True,
+) -> Forecast:
+    """Retrieve, read and (when `write`) record one query's forecast (module docstring)."""
+    started = dt.datetime.now(dt.UTC)
+    rows = pool.eligible(query.decision)
+    hits = tuple(top_k(retriever, query, pool, rows, config.k))
+    messages = movement_messages(query, candidate_block(pool, [h.row for h in hits]))
+    logprobs = llm.score(messages, list(LABELS))
+    forecast = Forecast(query, retriever.name, hits, logprobs, tuple(messages), None)
+    if not write:
+        return forecast
+    output = _write(store, forecast, llm=llm, retriever=retriever, config=config, started=started)
+    return Forecast(query, retriever.name, hits, logprobs, tuple(messages), output)
+
+
+def _write(
+    store: BaseStore,
+    f: Forecast,
+    *,
+    llm: LLM,
+    retriever: SequenceRetriever,
+    config: MovementConfig,
+    started: dt.datetime,
+) -> NamedNode:
+    parameters = config.parameters(retriever)
+    digest = messages_hash(list(f.messages))
+    key = json.dumps(parameters, sort_keys=True)
+    base = store.graphs.base
+    output = mint(
+        "movement", retriever.name, f.query.ticker, f.query.day, llm.model_id, key, base=base
+    )
+    run = run_iri(store, "movement", output.value, digest)
+    record = RunRecord(
+        task="movement",
+        model_id=llm.model_id,
+        started=started,
+        ended=dt.datetime.now(dt.UTC),
+        prompt_hash=digest,
+        template_hash=prompt("movement").sha256,
+        parameters={**parameters, "logprobs": f.logprobs},
+        used=[Used(NamedNode(h.iri), rank, h.score) for rank, h in enumerate(f.hits, start=1)],
+    )
+    g = store.graphs.outputs
+    q = common.Quads(g)
+    q.node(
+        output,
+        (RDF.type, FKG.MovementPrediction),
+        (FKG.about, f.query.company),
+        (FKG.targetDate, common.date(f.query.day)),
+        (FKG.predictedLabel, common.string(f.label)),
+        (FKG.riseProbability, common.double(f.rise_probability)),
+        (FKG.asOf, common.datetime(f.query.decision)),
+        (PROV.wasGeneratedBy, run),
+        (
+            FKG.reason,
+            Literal(
+                f"log P(rise) = {f.logprobs['rise']:.4f}, log P(fall) = {f.logprobs['fall']:.4f}"
+            ),
+        ),
+    )
+    quads: list[Quad] = [*q.items, *(Quad(run, PROV.used, bar, g) for bar in f.query.bars)]
+    write_output(store, record, quads, output=output, run=run, note=f"movement {retriever.name}")
+    return output
+
+
+def forecast(
+    store: BaseStore,
+    *,
+    ticker: str,
+    day: dt.date,
+    llm: LLM,
+    retriever: SequenceRetriever,
+    config: MovementConfig | None = None,
+    progress: Progress | None = None,
+) -> Forecast:
+    """`finkg forecast`: build the query, load its pool, predict and write (docstring)."""
+    config = config or MovementConfig()
+    if retriever.name not in RETRIEVERS:
+        raise InputError("unknown retriever", field="--retriever", value=retriever.name)
+    query = build_query(store, ticker, day)
+    pool = config.pool(store, query.decision, progress)
+    return predict(store, query, pool, llm=llm, retriever=retriever, config=config)
