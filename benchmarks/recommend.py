@@ -209,9 +209,7 @@ def _figure(model: str, results, png: Path) -> None:  # type: ignore[no-untyped-
     for ax, (name, attr) in zip(
         axes, (("Pref@3", "pref"), ("Prof@3", "prof"), ("Comb@3", "comb")), strict=True
     ):
-        ax.bar(
-            range(3), [getattr(results[v], attr) for v in order], color=["#999", "#69c", "#c63"]
-        )
+        ax.bar(range(3), [getattr(results[v], attr) for v in order], color=["#999", "#69c", "#c63"])
         ax.set_xticks(range(3), ["FLARKO", "Parallel", "Multi-stage"], fontsize=8)
         ax.set_title(name)
         ax.set_ylim(0, 1)
