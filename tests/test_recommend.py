@@ -376,3 +376,27 @@ def test_a_packaged_reader_recommends_within_the_contract_or_writes_nothing(
         assert result.recommendation is not None
     else:
         assert _count(store, FKG.Recommendation) == 0
+
+
+def test_a_personal_context_past_the_window_is_halved_until_the_market_prompt_fits(
+    world: tuple[Path, list[str]],
+) -> None:
+    """Regression: SmolLM2's 4,096-token window overflowed on the market selection."""
+    from finkg.reader.llm import ContextOverflow
+
+    files, users = world
+    store = _load(files)
+
+    def small_window(messages) -> str:  # type: ignore[no-untyped-def]
+        user = messages[1]["content"]
+        if "Candidates (" in user and len(NODE_ID.findall(user)) > 1:
+            raise ContextOverflow("scripted: Requested tokens (5000) exceed context window")
+        return _respond(messages)
+
+    llm = ScriptedLLM(respond=small_window)
+    result = R.recommend(store, llm, user=users[0], as_of=AS_OF)
+    assert result.ok
+    personal = result.stages[0]
+    assert len(personal.nodes) > 1  # the stage keeps its subgraph; only the context was cut
+    tried = [c[1]["content"] for c in llm.calls if "Candidates (" in c[1]["content"]][1:]
+    assert [len(NODE_ID.findall(p)) for p in tried] == [3, 1]  # all, then the newest half

@@ -49,7 +49,7 @@ from finkg.kg.iri import mint
 from finkg.kg.outputs import RunRecord, Used, run_iri, write_output
 from finkg.kg.store import BaseStore
 from finkg.ontology.terms import FKG, FKG_NS
-from finkg.reader.llm import LLM, Message
+from finkg.reader.llm import LLM, ContextOverflow, Message
 from finkg.reader.read import MAX_REPAIRS, OutputCache, ReadResult, prompt, read
 from finkg.reader.schemas import Recommendation, Recommended
 from finkg.retrieval import subgraph as sg
@@ -321,10 +321,32 @@ def _retrieve(
     market_list = sg.Candidates(
         [*summaries, *assets], total=summaries.total + assets.total, kind="PriceSummary, Asset"
     )
-    context = personal.text() if config.variant == "multi" else None
-    second = sg.select(reader, request, market_list, context=context, cache=cache)  # type: ignore[arg-type]
+    if config.variant == "multi":
+        second = _select_in_context(reader, request, market_list, personal, cache)
+    else:
+        second = sg.select(reader, request, market_list, cache=cache)  # type: ignore[arg-type]
     market = _stage(store, "market", second, second.selected, graphs, as_of)
     return [personal, market]
+
+
+def _select_in_context(
+    reader: _Recording,
+    request: str,
+    candidates: sg.Candidates,
+    personal: Stage,
+    cache: OutputCache | None,
+) -> sg.Selection:
+    """The market selection with the personal subgraph as its context. When the prompt
+    passes the reader's window, the context keeps the newest half of its nodes, again until
+    it fits (the reader itself says when it does not: nothing is estimated)."""
+    nodes = personal.nodes
+    while True:
+        try:
+            return sg.select(reader, request, candidates, context=_text(nodes), cache=cache)  # type: ignore[arg-type]
+        except ContextOverflow:
+            if not nodes:
+                raise
+            nodes = _newest_first(nodes)[: len(nodes) // 2]
 
 
 def _stage(
