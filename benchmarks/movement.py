@@ -186,6 +186,29 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+def finseer_section(folder: Path) -> list[str]:
+    """What the trained retriever was trained on and how, from its manifest."""
+    m = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
+    h, kl = m["hyper_parameters"], m["valid_kl"]
+    return [
+        "## The trained retriever (FinSeer)",
+        "",
+        f"`{m['model_id']}`, trained by `finkg train-retriever` from `{m['reader']}` feedback "
+        f"(the same reader as above) in {m['seconds']:.0f} s: {m['examples']['train']} training "
+        f"and {m['examples']['valid']} validation queries x {h['candidates']} scored windows "
+        f"(top-1 positive, bottom-{h['negatives']} negatives), alpha {h['alpha']}, tau "
+        f"{h['tau']}, {h['epochs']} epochs, lr {h['lr']}, windows sample {h['sample']} "
+        f"({m['data']['windows_in_pool']} windows of the train and valid stocks). Train loss "
+        f"per epoch {', '.join(f'{x:.3f}' for x in m['train_loss'])}; validation KL "
+        f"{kl['base_minilm']:.3f} (MiniLM) -> {kl['finseer']:.3f} (FinSeer)."
+        + (
+            " A smaller run than the command's default (16 + 4 queries)."
+            if h["queries"] < 16
+            else ""
+        ),
+    ]
+
+
 def _p(x: dict) -> str:  # type: ignore[type-arg]
     if "p_rise" not in x:
         return "—"
@@ -252,6 +275,8 @@ def _report(args, settings, split, labelled, pool, reader_id, results) -> None: 
             continue
         occ = x["occurrences"]
         lines.append(f"- {name}: " + ", ".join(f"{k} {v}" for k, v in list(occ.items())[:12]))
+    if "finseer" in results:
+        lines += ["", *finseer_section(args.model_dir)]
     args.report.parent.mkdir(parents=True, exist_ok=True)
     args.report.write_text("\n".join(lines) + "\n", encoding="utf-8")
     print(f"report: {args.report}")
