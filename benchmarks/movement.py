@@ -152,10 +152,11 @@ def main(argv: list[str] | None = None) -> int:
         if hasattr(retriever, "matrix"):
             retriever.matrix(pool)  # type: ignore[attr-defined]
         embed_s = time.perf_counter() - t0
-        predicted, actual, moves, indicators = [], [], [], []
+        predicted, actual, moves, indicators, p_rise = [], [], [], [], []
         for query, label in labelled:
             f = predict(store, query, pool, llm=llm, retriever=retriever, config=config)
             predicted.append(f.label)
+            p_rise.append(f.rise_probability)
             actual.append(label)
             moves.append([str(pool.movements[h.row]) for h in f.hits])
             indicators.append([str(pool.indicators[h.row]) for h in f.hits])
@@ -167,13 +168,15 @@ def main(argv: list[str] | None = None) -> int:
             "p": pv,
             "occurrences": indicator_occurrences(indicators),
             "rise_share": predicted.count("rise") / len(predicted),
+            "p_rise": sum(p_rise) / len(p_rise),
+            "p_rise_range": [min(p_rise), max(p_rise)],
             "seconds": time.perf_counter() - t0,
             "embed_seconds": embed_s,
         }
         x = results[name]
         print(
             f"{name:8s} ACC {x['acc']:.3f} MCC {x['mcc']:+.3f} corr {r:+.3f} (p {pv:.3f}) "
-            f"rise share {x['rise_share']:.2f} [{x['seconds']:.0f} s]",
+            f"rise share {x['rise_share']:.2f} P(rise) {_p(x)} [{x['seconds']:.0f} s]",
             flush=True,
         )
         saved.write_text(json.dumps({"options": key, "results": results}, indent=1))
@@ -181,6 +184,36 @@ def main(argv: list[str] | None = None) -> int:
     results = dict(sorted(results.items(), key=lambda kv: order.get(kv[0], 99)))
     _report(args, settings, split, labelled, pool, llm.model_id, results)
     return 0
+
+
+def finseer_section(folder: Path) -> list[str]:
+    """What the trained retriever was trained on and how, from its manifest."""
+    m = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
+    h, kl = m["hyper_parameters"], m["valid_kl"]
+    return [
+        "## The trained retriever (FinSeer)",
+        "",
+        f"`{m['model_id']}`, trained by `finkg train-retriever` from `{m['reader']}` feedback "
+        f"(the same reader as above) in {m['seconds']:.0f} s: {m['examples']['train']} training "
+        f"and {m['examples']['valid']} validation queries x {h['candidates']} scored windows "
+        f"(top-1 positive, bottom-{h['negatives']} negatives), alpha {h['alpha']}, tau "
+        f"{h['tau']}, {h['epochs']} epochs, lr {h['lr']}, windows sample {h['sample']} "
+        f"({m['data']['windows_in_pool']} windows of the train and valid stocks). Train loss "
+        f"per epoch {', '.join(f'{x:.3f}' for x in m['train_loss'])}; validation KL "
+        f"{kl['base_minilm']:.3f} (MiniLM) -> {kl['finseer']:.3f} (FinSeer)."
+        + (
+            " A smaller run than the command's default (16 + 4 queries)."
+            if h["queries"] < 16
+            else ""
+        ),
+    ]
+
+
+def _p(x: dict) -> str:  # type: ignore[type-arg]
+    if "p_rise" not in x:
+        return "—"
+    lo, hi = x["p_rise_range"]
+    return f"{x['p_rise']:.3f} [{lo:.3f}, {hi:.3f}]"
 
 
 def _report(args, settings, split, labelled, pool, reader_id, results) -> None:  # type: ignore[no-untyped-def]
@@ -203,15 +236,16 @@ def _report(args, settings, split, labelled, pool, reader_id, results) -> None: 
         "",
         "## Table 3 layout (ACL18)",
         "",
-        "| retriever | ACC | MCC | paper ACC | paper MCC | rise share | seconds |",
-        "|---|---|---|---|---|---|---|",
+        "| retriever | ACC | MCC | paper ACC | paper MCC | rise share | mean P(rise) [min, max] "
+        "| seconds |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for name, x in results.items():
         pa = PAPER.get(name)
         paper = f"{pa[0]:.3f} | {pa[1]:+.3f}" if pa else "— | —"
         lines.append(
             f"| {name} | {x['acc']:.3f} | {x['mcc']:+.3f} | {paper} | {x['rise_share']:.2f} | "
-            f"{x['seconds']:.0f} |"
+            f"{_p(x)} | {x['seconds']:.0f} |"
         )
     lines += [
         "",
@@ -241,6 +275,8 @@ def _report(args, settings, split, labelled, pool, reader_id, results) -> None: 
             continue
         occ = x["occurrences"]
         lines.append(f"- {name}: " + ", ".join(f"{k} {v}" for k, v in list(occ.items())[:12]))
+    if "finseer" in results:
+        lines += ["", *finseer_section(args.model_dir)]
     args.report.parent.mkdir(parents=True, exist_ok=True)
     args.report.write_text("\n".join(lines) + "\n", encoding="utf-8")
     print(f"report: {args.report}")

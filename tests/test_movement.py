@@ -319,3 +319,24 @@ def test_predict_without_writing_reads_the_same(full: BaseStore) -> None:
         full, q, pool, llm=reader(), retriever=open_retriever("bm25"), config=CONFIG, write=False
     )
     assert f.prediction is None and f.label == "rise" and len(f.hits) == 5
+
+
+@pytest.mark.model
+def test_a_packaged_reader_scores_both_labels(full: BaseStore, tmp_path: Path) -> None:
+    pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed (make test does)")
+    from finkg.reader.llamacpp import LlamaCpp
+    from finkg.reader.llm import ReaderError
+    from finkg.reader.models import assemble
+
+    try:
+        path = assemble("smollm2-135m", tmp_path)
+    except ReaderError as e:
+        pytest.skip(str(e))
+    llm = LlamaCpp(path, model_id="smollm2-135m", n_ctx=2048, threads=2)
+    dtw = open_retriever("dtw")
+    one = MovementConfig(k=1, sample=1.0)
+    f = forecast(full, ticker="CCC", day=DAY, llm=llm, retriever=dtw, config=one)
+    assert set(f.logprobs) == {"rise", "fall"} and all(v < 0 for v in f.logprobs.values())
+    assert f.label == max(f.logprobs, key=f.logprobs.get) and f.prediction is not None
+    again = forecast(full, ticker="CCC", day=DAY, llm=llm, retriever=dtw, config=one)
+    assert again.logprobs == f.logprobs  # a frozen reader reads the same prompt the same way
