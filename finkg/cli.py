@@ -19,6 +19,7 @@ from rich.text import Text
 from finkg import queries
 from finkg.cli_impact import impact
 from finkg.cli_movement import forecast_command, train_retriever_command
+from finkg.cli_qa import ask
 from finkg.cli_recommend import recommend
 from finkg.cli_support import FinkgGroup, _open, _progress, _settings, err, out, store_option
 from finkg.config import Settings
@@ -691,6 +692,7 @@ cli.add_command(impact)
 cli.add_command(recommend)
 cli.add_command(forecast_command)
 cli.add_command(train_retriever_command)
+cli.add_command(ask)
 
 
 def main() -> None:

@@ -10,35 +10,13 @@ import json
 
 import click
 
-from finkg.cli_support import _open, _settings, out, store_option
-from finkg.errors import InputError, TimestampError
-from finkg.kg.ingest.common import zone
+from finkg.cli_support import _open, _settings, out, parse_instant, store_option
 
 DEFAULT_TZ = "Europe/Athens"  # FAR-Trans's zone, as the loader reads its dates
 
 
 def parse_date(text: str, tz: str) -> dt.datetime:
-    """A date (its first instant in `tz`) or a zoned instant; a naive time is refused."""
-    text = text.strip()
-    try:
-        if len(text) == 10:
-            return dt.datetime.combine(dt.date.fromisoformat(text), dt.time(), zone(tz))
-        value = dt.datetime.fromisoformat(text)
-    except ValueError:
-        raise InputError(
-            "not a date or an instant",
-            field="--date",
-            value=text,
-            hint="give YYYY-MM-DD or a zoned instant such as 2020-06-01T00:00+03:00",
-        ) from None
-    if value.tzinfo is None:
-        raise TimestampError(
-            "a time of day needs a zone",
-            field="--date",
-            value=text,
-            hint="add an offset (2020-06-01T09:00+03:00) or give the date alone",
-        )
-    return value
+    return parse_instant(text, tz, field="--date")
 
 
 @click.command("recommend")

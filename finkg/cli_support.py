@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 from typing import Any
 
 import click
@@ -9,7 +10,8 @@ from rich.console import Console
 from rich.text import Text
 
 from finkg.config import Settings
-from finkg.errors import FinkgError
+from finkg.errors import FinkgError, InputError, TimestampError
+from finkg.kg.ingest.common import zone
 from finkg.kg.store import BaseStore, open_store
 
 out = Console(soft_wrap=True)
@@ -63,3 +65,27 @@ def _progress() -> Any:
         console=err,
         transient=True,
     )
+
+
+def parse_instant(text: str, tz: str, *, field: str) -> dt.datetime:
+    """A date (its first instant in `tz`) or a zoned instant; a naive time is refused."""
+    text = text.strip()
+    try:
+        if len(text) == 10:
+            return dt.datetime.combine(dt.date.fromisoformat(text), dt.time(), zone(tz))
+        value = dt.datetime.fromisoformat(text)
+    except ValueError:
+        raise InputError(
+            "not a date or an instant",
+            field=field,
+            value=text,
+            hint="give YYYY-MM-DD or a zoned instant such as 2020-06-01T00:00+03:00",
+        ) from None
+    if value.tzinfo is None:
+        raise TimestampError(
+            "a time of day needs a zone",
+            field=field,
+            value=text,
+            hint="add an offset (2020-06-01T09:00+03:00) or give the date alone",
+        )
+    return value

@@ -110,3 +110,21 @@ def test_a_repair_past_the_context_window_fails_the_read_without_raising() -> No
 
     with pytest.raises(ContextOverflow):  # a first prompt too long is the caller's error
         read(ScriptedLLM(respond=too_long), prompt("impact"), VALUES, ImpactPrediction)
+
+
+def test_no_output_schema_bounds_a_string_beyond_what_llama_cpp_grammars_take() -> None:
+    """llama.cpp turns maxLength into a bounded repetition in the grammar; the Answer schema's
+    1,200-character summary crashed the packaged readers (a segfault while sampling), 400
+    works. Every output model keeps its bounded strings at 400 or less."""
+    from finkg.reader.schemas import OUTPUTS
+
+    def bounds(schema: object) -> list[int]:
+        if isinstance(schema, dict):
+            found = [schema["maxLength"]] if "maxLength" in schema else []
+            return found + [b for v in schema.values() for b in bounds(v)]
+        if isinstance(schema, list):
+            return [b for v in schema for b in bounds(v)]
+        return []
+
+    for name, model in OUTPUTS.items():
+        assert max(bounds(model.model_json_schema()), default=0) <= 400, name

@@ -18,6 +18,7 @@ _LINKS = (
     "http://www.w3.org/ns/prov#wasGeneratedBy",
     "https://w3id.org/finkg/ns#signal",
     "https://w3id.org/finkg/ns#citation",
+    "https://w3id.org/finkg/ns#subQuestion",
     "https://w3id.org/finkg/ns#cites",
     "http://www.w3.org/ns/prov#qualifiedUsage",
     "http://www.w3.org/ns/prov#entity",
@@ -30,6 +31,7 @@ _LINKS = (
     "https://w3id.org/finkg/ns#document",
     "http://www.w3.org/ns/prov#wasDerivedFrom",
 )
+_DOCUMENT = "https://w3id.org/finkg/ns#document"
 
 
 @dataclass
@@ -50,6 +52,11 @@ def trace(store: BaseStore, iri: str) -> list[Hop]:
         raise InputError("no statements about this node in the store", field="IRI", value=iri)
     hops: list[Hop] = []
     seen: set[str] = set()
+    transitions: dict[str, list[str]] = defaultdict(list)
+    for hop, said in sorted(statements.items()):
+        for p, o in said:
+            if p == _DOCUMENT:
+                transitions[o].append(hop)
 
     def walk(current: str, depth: int) -> None:
         if current in seen or current not in statements:
@@ -60,6 +67,8 @@ def trace(store: BaseStore, iri: str) -> list[Hop]:
             for p, o in sorted(statements[current]):
                 if p == link:
                     walk(o, depth + 1)
+        for transition in transitions.get(current, []):  # the document's lifecycle transitions
+            walk(transition, depth + 1)
 
     walk(node.value if isinstance(node, NamedNode) else iri, 0)
     return hops

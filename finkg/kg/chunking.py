@@ -21,6 +21,7 @@ else the last words of the piece that does not.
 
 from __future__ import annotations
 
+import bisect
 import re
 import unicodedata
 from dataclasses import dataclass
@@ -97,6 +98,26 @@ def chunk(text: str, *, size: int = 768, overlap: int = 128) -> list[Chunk]:
     if current:
         chunks.append(_make(text, len(chunks), current))
     return chunks
+
+
+def section_headings(text: str) -> list[tuple[int, str]]:
+    """Where each section heading the chunker splits at starts in `text`, and its line.
+
+    >>> section_headings("Cover\\nItem 7. Results\\nRevenue rose.\\nRISK FACTORS\\nSome.")
+    [(6, 'Item 7. Results'), (36, 'RISK FACTORS')]
+    """
+    out = []
+    for m in _HEADING.finditer(text):
+        start = m.end()
+        end = text.find("\n", start)
+        out.append((start, text[start : len(text) if end < 0 else end].strip()[:120]))
+    return out
+
+
+def section_heading_at(headings: list[tuple[int, str]], offset: int) -> str:
+    """The heading of the section `offset` falls in ("" before the first heading)."""
+    i = bisect.bisect_right([start for start, _ in headings], offset) - 1
+    return headings[i][1] if i >= 0 else ""
 
 
 def _split(text: str, start: int, end: int, size: int, level: int) -> list[tuple[int, int, int]]:

@@ -3,7 +3,9 @@
 
 Every model forbids extra fields. Evidence is cited by the short ids the prompt gave it
 (`N1`, `F2`, `C3`, or a subgraph node's IRI); `read.py` checks citations against the ids that
-were actually given and drops the rest, counting them.
+were actually given and drops the rest, counting them. Bounded strings stay at 400 characters
+or less: llama.cpp turns maxLength into a bounded repetition, and a 1,200-character bound
+crashed the packaged readers.
 """
 
 from __future__ import annotations
@@ -75,7 +77,7 @@ class MovementPrediction(_Out):
 
 
 class Insight(_Out):
-    text: str = Field(max_length=600)
+    text: str = Field(max_length=300)
     citations: list[str] = Field(description="chunk ids supporting this insight")
 
 
@@ -99,13 +101,25 @@ ValidationStatus = Literal["High", "Medium", "Low", "Requires Review", "Critical
 class Answer(_Out):
     """An answer over retrieved chunks, every claim citing chunk ids."""
 
-    summary: str = Field(max_length=1200)
+    summary: str = Field(max_length=400)
     insights: list[Insight]
     signals: list[AnswerSignal]
     citations: list[str]
     numbers: list[NumberClaim]
     validation_status: ValidationStatus = Field(
         description="the model's own view; finkg recomputes it from groundedness"
+    )
+
+
+class ToolCall(_Out):
+    """The reader's choice of a market-data tool for a live-data sub-question (paper 002
+    §4.5, function calling): which tool, for which ticker, as of which day; "none" when no
+    tool answers it."""
+
+    tool: Literal["close", "ten_week_summary", "none"]
+    ticker: str = Field(max_length=12, description="the company's ticker, upper case")
+    date: str = Field(
+        pattern=r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$", description="the day asked about, YYYY-MM-DD"
     )
 
 
@@ -141,6 +155,7 @@ OUTPUTS: dict[str, type[_Out]] = {
     "impact": ImpactPrediction,
     "movement": MovementPrediction,
     "answer": Answer,
+    "tool": ToolCall,
     "recommendation": Recommendation,
     "selection": EntitySelection,
 }

@@ -1,0 +1,192 @@
+"""Multi-path retrieval of filing passages and document chunks for a question (papers 002
+§4.2, 003 §3.1 stage 5).
+
+The eligible passages come from one SPARQL query (`passage_candidates.rq`): filing passages
+and document chunks available strictly before the answer's instant, optionally about one
+company and from some source documents. Three retrievers then rank that set, each from its
+own statistics, so nothing outside the eligible set moves a score:
+
+- sparse: BM25 over the passages' indexed tokens;
+- dense: cosine of the question's embedding with the passages' stored vectors;
+- metadata: BM25 over each passage's metadata text: its document's title, the section
+  heading it falls under, and its analyst topics. Paper 002 matches section summaries an
+  LLM wrote at curation time; writing one per section with the local reader would take
+  hours per filing on two cores, so finkg's metadata is extractive (the heading is the
+  section's own name), and says so.
+
+The top `depth` (100) of each path are fused by reciprocal rank, sum of 1 / (60 + rank) over
+the paths that ranked a passage (paper 003): a passage only one path found still counts.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+from pyoxigraph import NamedNode
+
+from finkg import queries
+from finkg.errors import InputError
+from finkg.kg.chunking import section_heading_at, section_headings
+from finkg.kg.store import BaseStore
+from finkg.retrieval.bm25 import bm25_scores, tokenize
+from finkg.retrieval.embed import Embedder
+from finkg.retrieval.fuse import RRF_K
+from finkg.retrieval.pools import TextSource, VectorSource
+
+PATHS = ("sparse", "dense", "metadata")
+
+
+@dataclass(frozen=True)
+class Passage:
+    node: NamedNode
+    document: NamedNode
+    title: str
+    index: int | None
+    start: int | None
+    available: dt.datetime
+    topics: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Hit:
+    passage: Passage
+    score: float  # fused: sum of 1 / (k + rank)
+    ranks: dict[str, int] = field(default_factory=dict)  # 1-based rank on each path that had it
+
+    @property
+    def node(self) -> NamedNode:
+        return self.passage.node
+
+
+class PassageRetriever:
+    """Sparse, dense and metadata retrieval over the passages a question may use."""
+
+    def __init__(
+        self,
+        store: BaseStore,
+        *,
+        text: TextSource,
+        vectors: VectorSource | None,
+        embedder: Embedder | None,
+        depth: int = 100,
+        k: int = RRF_K,
+    ) -> None:
+        if depth < 1:
+            raise InputError(
+                "depth is how many passages each path keeps: 1 or more", field="depth", value=depth
+            )
+        if (vectors is None) != (embedder is None):
+            raise InputError(
+                "the dense path needs both a vector index and the embedder that built it"
+            )
+        self.store, self.text, self.vectors, self.embedder = store, text, vectors, embedder
+        self.depth, self.k = depth, k
+        self._headings: dict[NamedNode, list[tuple[int, str]]] = {}
+        self._metadata: dict[NamedNode, list[str]] = {}
+
+    @property
+    def paths(self) -> tuple[str, ...]:
+        return PATHS if self.vectors is not None else ("sparse", "metadata")
+
+    def candidates(
+        self,
+        *,
+        before: dt.datetime,
+        company: NamedNode | None = None,
+        documents: Sequence[NamedNode] = (),
+    ) -> list[Passage]:
+        """The passages available strictly before `before`, in a stable order."""
+        values: dict[str, object] = {
+            "before": before,
+            "evidenceGraph": [self.store.graphs.filings, self.store.graphs.documents],
+        }
+        if company is not None:
+            values["company"] = company
+        if documents:
+            values["document"] = list(documents)
+        rows = queries.run(self.store, "passage_candidates", values)
+        out = []
+        for r in rows:  # type: ignore[union-attr]
+            topics = r["topics"].value if r.get("topics") is not None else ""  # type: ignore[union-attr]
+            out.append(
+                Passage(
+                    node=r["passage"],  # type: ignore[arg-type]
+                    document=r["document"],  # type: ignore[arg-type]
+                    title=r["title"].value if r.get("title") is not None else "",  # type: ignore[union-attr]
+                    index=int(r["index"].value) if r.get("index") is not None else None,  # type: ignore[union-attr]
+                    start=int(r["start"].value) if r.get("start") is not None else None,  # type: ignore[union-attr]
+                    available=dt.datetime.fromisoformat(r["availableAt"].value),  # type: ignore[union-attr]
+                    topics=tuple(sorted(t for t in topics.split("|") if t)),
+                )
+            )
+        return sorted(out, key=lambda p: (p.document.value, p.index or 0, p.node.value))
+
+    def search(
+        self,
+        query: str,
+        *,
+        before: dt.datetime,
+        company: NamedNode | None = None,
+        documents: Sequence[NamedNode] = (),
+        paths: Sequence[str] | None = None,
+    ) -> list[Hit]:
+        """The eligible passages that some path ranked in its top `depth`, best first."""
+        paths = tuple(paths or self.paths)
+        for p in paths:
+            if p not in self.paths:
+                raise InputError(
+                    f"unknown or unavailable retrieval path (available: {', '.join(self.paths)})",
+                    field="paths",
+                    value=p,
+                )
+        pool = self.candidates(before=before, company=company, documents=documents)
+        if not pool:
+            return []
+        ranks: dict[str, np.ndarray] = {p: self._rank(p, query, pool) for p in paths}
+        hits = []
+        for i, passage in enumerate(pool):
+            on = {p: int(r[i]) for p, r in ranks.items() if r[i] <= self.depth}
+            if on:
+                hits.append(Hit(passage, sum(1.0 / (self.k + r) for r in on.values()), on))
+        return sorted(hits, key=lambda h: (-h.score, min(h.ranks.values()), h.node.value))
+
+    def _rank(self, path: str, query: str, pool: list[Passage]) -> np.ndarray:
+        """1-based ranks of the pool on one path (ties broken by pool order)."""
+        scores = self.scores(path, query, pool)
+        order = np.lexsort((np.arange(len(pool)), -scores))
+        ranks = np.empty(len(pool), dtype=np.int64)
+        ranks[order] = np.arange(1, len(pool) + 1)
+        if path != "dense":  # no shared keyword: not ranked at all on a lexical path
+            ranks[scores <= 0] = np.iinfo(np.int64).max
+        return ranks
+
+    def scores(self, path: str, query: str, pool: Sequence[Passage]) -> np.ndarray:
+        nodes = [p.node for p in pool]
+        if path == "sparse":
+            return bm25_scores(tokenize([query])[0], self.text.tokens(nodes))
+        if path == "dense":
+            assert self.vectors is not None and self.embedder is not None
+            return self.vectors.vectors(nodes) @ self.embedder.embed([query])[0]
+        return bm25_scores(tokenize([query])[0], [self._metadata_tokens(p) for p in pool])
+
+    def metadata(self, passage: Passage) -> str:
+        """The passage's metadata text: document title, section heading, analyst topics."""
+        heading = ""
+        if passage.start is not None:
+            heading = section_heading_at(self._document_headings(passage.document), passage.start)
+        return " ".join(x for x in (passage.title, heading, *passage.topics) if x)
+
+    def _metadata_tokens(self, passage: Passage) -> list[str]:
+        if passage.node not in self._metadata:
+            self._metadata[passage.node] = tokenize([self.metadata(passage)])[0]
+        return self._metadata[passage.node]
+
+    def _document_headings(self, document: NamedNode) -> list[tuple[int, str]]:
+        if document not in self._headings:
+            rows = queries.run(self.store, "document_text", {"document": document})
+            text = next((r["text"].value for r in rows), "")  # type: ignore[union-attr, index]
+            self._headings[document] = section_headings(text)
+        return self._headings[document]

@@ -1,0 +1,449 @@
+"""Auditable answers over filings and documents (papers 002 + 003): `finkg ask`.
+
+One question in, one checked `fkg:Answer` out:
+
+1. preprocessing (`retrieval.decompose`): normalized, split into self-contained
+   sub-questions (one per asked sentence, one per listed period);
+2. routing, per sub-question (paper 002 §4.1, Figure 2's three paths):
+   - bank: the memory bank holds a confident match for it as of the answer's instant
+     (`retrieval.bank`, paper 002 §4.4); its answer and evidence are taken as they are;
+   - tool: it asks about prices and the reader picks a market-data tool for it
+     (`tasks.qa_tools`, paper 002 §4.5);
+   - documents: multi-path retrieval (`retrieval.passages`: BM25, dense, metadata; RRF
+     k=60), chunk bundling, reranking, top-5 (papers 002 §4.2-4.3, 003 stage 5);
+3. if every sub-question was answered by the bank, the answer is the bank's (no reader,
+   paper 002: "bypass ... deep retrieval, reasoning and generation"); otherwise the reader
+   answers the whole question from all the evidence blocks in paper 003's JSON schema,
+   citing block ids, and its citations are checked;
+4. grounding (`reader.grounding`): G, Gc, N, J, S_comp and the validation status, recomputed
+   by finkg whatever the reader said;
+5. the answer, its sub-questions and routes, its citations and its run (every context
+   passage with its rank and reranker score) checked against the shapes and written in one
+   commit; `finkg audit` walks from it to the cited chunks, their document, offsets and
+   lifecycle transitions.
+
+Everything read is available strictly before `as_of` (the answer's `fkg:asOf`): passages,
+bank entries, bars and summaries; the output shapes check it again before the write.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from pyoxigraph import Literal, NamedNode, Quad
+
+from finkg.errors import InputError
+from finkg.kg.ingest import common
+from finkg.kg.iri import mint
+from finkg.kg.outputs import RunRecord, Used, run_iri, write_output
+from finkg.kg.store import BaseStore
+from finkg.ontology.terms import FKG, PROV, RDF, RDFS
+from finkg.reader import grounding
+from finkg.reader.llm import LLM, ContextOverflow
+from finkg.reader.read import ReadResult, prompt, read
+from finkg.reader.schemas import Answer, ToolCall
+from finkg.retrieval import bank
+from finkg.retrieval.decompose import SubQuestion, clean, decompose
+from finkg.retrieval.live import node_texts
+from finkg.retrieval.passages import Hit, PassageRetriever
+from finkg.retrieval.rerank import Reranker, bundle, rerank
+from finkg.tasks import qa_tools
+
+ROUTES = ("bank", "tool", "documents")
+
+
+@dataclass(frozen=True, kw_only=True)
+class QAConfig:
+    """depth: passages each retrieval path keeps (paper 003: 100); pool: fused passages
+    the reranker sees; top: passages in the reader's context (paper 003: 5); bundle_k and
+    bundle_tau: chunk bundling (paper 002 eq. 2); block_chars: the most characters of one
+    evidence block shown to the reader (its 4,096-token window holds five)."""
+
+    depth: int = 100
+    pool: int = 20
+    top: int = 5
+    bundle_k: int = 1
+    bundle_tau: float = 0.75
+    block_chars: int = 1800
+    max_tokens: int = 700
+
+    def __post_init__(self) -> None:
+        for name in ("depth", "pool", "top", "block_chars", "max_tokens"):
+            if getattr(self, name) < 1:
+                raise InputError(f"{name} is 1 or more", field=name, value=getattr(self, name))
+        if self.top > self.pool:
+            raise InputError("top cannot exceed pool", field="top", value=self.top)
+
+    def parameters(self) -> dict[str, object]:
+        return {k: getattr(self, k) for k in self.__dataclass_fields__}
+
+
+@dataclass(frozen=True)
+class Block:
+    """One evidence block the reader sees: `id` (C1, B1, T1), its text and what it points at."""
+
+    id: str
+    text: str
+    node: NamedNode  # the passage, bank entry or tool node
+    cites: tuple[NamedNode, ...]  # stored evidence a citation of this block resolves to
+    rank: int = 0
+    score: float | None = None
+
+
+@dataclass
+class Part:
+    """A sub-question and what answered it."""
+
+    question: SubQuestion
+    route: str
+    blocks: list[Block] = field(default_factory=list)
+    answer: str | None = None  # bank or tool answer
+    hits: list[Hit] = field(default_factory=list)
+
+
+@dataclass
+class Asked:
+    question: str
+    as_of: dt.datetime
+    parts: list[Part]
+    blocks: list[Block]
+    output: Answer | None
+    read: ReadResult | None
+    scores: dict[str, float]
+    status: str
+    seconds: dict[str, float]
+    iri: NamedNode | None = None
+
+    @property
+    def summary(self) -> str:
+        return self.output.summary if self.output is not None else ""
+
+
+@dataclass
+class QA:
+    """What answering needs: the store, the retriever, the reader, optional bank and reranker."""
+
+    store: BaseStore
+    retriever: PassageRetriever
+    llm: LLM
+    reranker: Reranker | None = None
+    matcher: bank.Matcher | None = None
+    config: QAConfig = field(default_factory=QAConfig)
+
+    def ask(
+        self,
+        question: str,
+        *,
+        as_of: dt.datetime,
+        company: NamedNode | None = None,
+        documents: Sequence[NamedNode] = (),
+        write: bool = True,
+    ) -> Asked:
+        if as_of.tzinfo is None or as_of.utcoffset() is None:
+            raise InputError(
+                "--as-of needs a zone",
+                field="as_of",
+                value=as_of.isoformat(),
+                hint="e.g. 2024-03-01T16:00:00-05:00",
+            )
+        started = dt.datetime.now(dt.UTC)
+        text = clean(question)
+        seconds: dict[str, float] = {}
+        t = time.perf_counter()
+        parts = [Part(sq, "documents") for sq in decompose(text)]
+        seconds["preprocess"] = time.perf_counter() - t
+        for part in parts:
+            self._route(part, as_of=as_of, company=company, documents=documents, seconds=seconds)
+        blocks = _numbered([b for p in parts for b in p.blocks])
+        t = time.perf_counter()
+        if all(p.route == "bank" for p in parts):
+            output, result = _bank_answer(parts, blocks), None
+        else:
+            output, result, blocks = self._read(text, as_of, blocks)
+        seconds["read"] = time.perf_counter() - t
+        scores, status = _grounding(output, result, blocks)
+        asked = Asked(text, as_of, parts, blocks, output, result, scores, status, seconds)
+        if write:
+            asked.iri = _write(self, asked, company=company, documents=documents, started=started)
+        return asked
+
+    # -- routing ---------------------------------------------------------------------------
+
+    def _route(self, part: Part, *, as_of, company, documents, seconds) -> None:
+        t = time.perf_counter()
+        if self.matcher is not None:
+            match = bank.lookup(
+                self.store, part.question.text, matcher=self.matcher, before=as_of, company=company
+            )
+            if match is not None:
+                e = match.entry
+                part.route, part.answer = "bank", e.answer
+                cites = tuple(NamedNode(x) for x in e.evidence)
+                text = f"memory bank: {e.question} ({e.period}): {e.answer}"
+                part.blocks = [Block("", text, e.iri(self.store.graphs.base), cites)]
+                seconds["bank"] = seconds.get("bank", 0) + time.perf_counter() - t
+                return
+        seconds["bank"] = seconds.get("bank", 0) + time.perf_counter() - t
+        if qa_tools.LIVE.search(part.question.text):
+            t = time.perf_counter()
+            found = self._tool(part.question.text, as_of=as_of, company=company)
+            seconds["tool"] = seconds.get("tool", 0) + time.perf_counter() - t
+            if found is not None:
+                part.route, part.answer = "tool", found.text
+                cites = (found.node,) if found.evidence else ()
+                part.blocks = [Block("", f"tool {found.tool}: {found.text}", found.node, cites)]
+                return
+        self._retrieve(part, as_of=as_of, company=company, documents=documents, seconds=seconds)
+
+    def _tool(self, question: str, *, as_of, company) -> qa_tools.ToolResult | None:
+        ticker = company.value.rsplit("/", 1)[-1] if company is not None else ""
+        result = qa_tools.choose(self.llm, question, as_of=as_of, company=ticker)
+        call = result.output
+        if not isinstance(call, ToolCall) or call.tool == "none":
+            return None
+        return qa_tools.call(self.store, call, before=as_of)
+
+    def _retrieve(self, part: Part, *, as_of, company, documents, seconds) -> None:
+        c = self.config
+        t = time.perf_counter()
+        hits = self.retriever.search(
+            part.question.text, before=as_of, company=company, documents=documents
+        )[: c.pool]
+        seconds["retrieve"] = seconds.get("retrieve", 0) + time.perf_counter() - t
+        t = time.perf_counter()
+        texts = node_texts(self.store, [h.node for h in hits])
+        if self.reranker is not None and hits:
+            order = rerank(
+                self.reranker, part.question.text, [(h.node, texts[h.node]) for h in hits]
+            )
+            ranked = [(hits[r.before], r.score) for r in order]
+        else:
+            ranked = [(h, h.score) for h in hits]
+        seconds["rerank"] = seconds.get("rerank", 0) + time.perf_counter() - t
+        top = ranked[: c.top]
+        t = time.perf_counter()
+        if self.retriever.vectors is not None and c.bundle_k > 0:
+            bundles = bundle(
+                self.store,
+                [h.node for h, _ in top],
+                vectors=self.retriever.vectors,
+                k=c.bundle_k,
+                threshold=c.bundle_tau,
+                before=as_of,
+            )
+            bodies = [b.text for b in bundles]
+        else:
+            bodies = [texts[h.node] for h, _ in top]
+        seconds["bundle"] = seconds.get("bundle", 0) + time.perf_counter() - t
+        part.hits = [h for h, _ in top]
+        part.blocks = [
+            Block("", _block_text(h, body, c.block_chars), h.node, (h.node,), rank, score)
+            for rank, ((h, score), body) in enumerate(zip(top, bodies, strict=True), start=1)
+        ]
+
+    # -- reading ---------------------------------------------------------------------------
+
+    def _read(
+        self, question: str, as_of: dt.datetime, blocks: list[Block]
+    ) -> tuple[Answer | None, ReadResult | None, list[Block]]:
+        """The reader's answer; past the context window, the weakest block goes first."""
+        while True:
+            values = {
+                "question": question,
+                "as_of": as_of.isoformat(timespec="minutes"),
+                "evidence": "\n\n".join(f"[{b.id}] {b.text}" for b in blocks) or "(none)",
+                "ids": ", ".join(b.id for b in blocks) or "none",
+            }
+            try:
+                result = read(
+                    self.llm,
+                    prompt("answer"),
+                    values,
+                    Answer,
+                    allowed_ids=[b.id for b in blocks],
+                    max_tokens=self.config.max_tokens,
+                )
+            except ContextOverflow:
+                if not blocks:
+                    raise
+                blocks = _numbered(_drop_weakest(blocks))
+                continue
+            output = result.output if isinstance(result.output, Answer) else None
+            return output, result, blocks
+
+
+def _block_text(hit: Hit, body: str, limit: int) -> str:
+    head = hit.passage.title or hit.passage.document.value.rsplit("/", 1)[-1]
+    body = body if len(body) <= limit else body[:limit].rsplit(" ", 1)[0] + " ..."
+    return f"({head}) {body}"
+
+
+def _numbered(blocks: list[Block]) -> list[Block]:
+    """Ids by kind and order: C for passages, B for bank entries, T for tool results."""
+    counts: dict[str, int] = {}
+    out = []
+    for b in blocks:
+        kind = (
+            "B" if b.text.startswith("memory bank:") else "T" if b.text.startswith("tool ") else "C"
+        )
+        counts[kind] = counts.get(kind, 0) + 1
+        out.append(Block(f"{kind}{counts[kind]}", b.text, b.node, b.cites, b.rank, b.score))
+    return out
+
+
+def _drop_weakest(blocks: list[Block]) -> list[Block]:
+    passages = [b for b in blocks if b.id.startswith("C")]
+    if not passages:
+        return blocks[:-1]
+    weakest = passages[-1]
+    return [b for b in blocks if b is not weakest]
+
+
+def _bank_answer(parts: list[Part], blocks: list[Block]) -> Answer:
+    """The bank's answers as they stand, each citing its entry's block."""
+    insights = [
+        {"text": f"{p.question.text} {p.answer}", "citations": [b.id]}
+        for p, b in zip(parts, blocks, strict=True)
+    ]
+    return Answer.model_validate(
+        {
+            "summary": " ".join(str(p.answer) for p in parts),
+            "insights": insights,
+            "signals": [],
+            "citations": [b.id for b in blocks],
+            "numbers": [],
+            "validation_status": "High",
+        }
+    )
+
+
+def _grounding(
+    output: Answer | None, result: ReadResult | None, blocks: list[Block]
+) -> tuple[dict[str, float], str]:
+    """G, Gc, N, J, S_comp and the status, from the answer and the evidence it had."""
+    json_valid = output is not None and (result is None or result.json_valid)
+    if output is None:
+        scores = {"g": 0.0, "gc": 0.0, "n": 0.0, "j": 0.0}
+        scores["s_comp"] = 0.0
+        return scores, "Critical Issues"
+    by_id = {b.id: b.text for b in blocks}
+    claimed = " ".join([output.summary, *(i.text for i in output.insights)])
+    g = grounding.groundedness(claimed, list(by_id.values()))
+    n = grounding.numeric_consistency((c.value, by_id.get(c.citation)) for c in output.numbers)
+    j = 1.0 if json_valid else 0.0
+    s = grounding.s_comp(g.g, j, n)
+    uncited = sum(1 for i in output.insights if not i.citations)
+    status = grounding.validation_status(
+        s=s, gc=g.gc, json_valid=json_valid, uncited_insights=uncited
+    )
+    return {"g": g.g, "gc": g.gc, "n": n, "j": j, "s_comp": s}, status
+
+
+def _write(
+    qa: QA,
+    asked: Asked,
+    *,
+    company: NamedNode | None,
+    documents: Sequence[NamedNode],
+    started: dt.datetime,
+) -> NamedNode:
+    store, base = qa.store, qa.store.graphs.base
+    model_id = asked.read.model if asked.read is not None else "memory-bank"
+    reranker = qa.reranker.model_id if qa.reranker is not None else "none"
+    parameters = {
+        **qa.config.parameters(),
+        "paths": list(qa.retriever.paths),
+        "reranker": reranker,
+        "company": company.value if company is not None else None,
+        "documents": [d.value for d in documents],
+        "routes": [p.route for p in asked.parts],
+        "seconds": {k: round(v, 3) for k, v in asked.seconds.items()},
+    }
+    key = json.dumps(parameters | {"seconds": None}, sort_keys=True)
+    output = mint("answer", asked.question, asked.as_of.isoformat(), model_id, key, base=base)
+    digest = asked.read.prompt_hash if asked.read is not None else None
+    run = run_iri(store, "qa", output.value)
+    passages = [b for b in asked.blocks if b.id.startswith("C")]
+    record = RunRecord(
+        task="qa",
+        model_id=model_id,
+        started=started,
+        ended=dt.datetime.now(dt.UTC),
+        prompt_hash=digest,
+        template_hash=prompt("answer").sha256 if asked.read is not None else None,
+        parameters=parameters,
+        tokens_in=asked.read.tokens_in if asked.read else 0,
+        tokens_out=asked.read.tokens_out if asked.read else 0,
+        json_valid=asked.scores["j"] == 1.0,
+        invalid_citations=len(asked.read.invalid_citations) if asked.read else 0,
+        used=[Used(b.node, i, b.score) for i, b in enumerate(passages, start=1)],
+    )
+    by_id = {b.id: b for b in asked.blocks}
+    cited = [by_id[i] for i in (asked.output.citations if asked.output else []) if i in by_id]
+    for insight in asked.output.insights if asked.output else []:
+        cited.extend(by_id[i] for i in insight.citations if i in by_id and by_id[i] not in cited)
+    nodes = list(dict.fromkeys(n for b in cited for n in b.cites))
+    g = store.graphs.outputs
+    q = common.Quads(g)
+    s = asked.scores
+    data = asked.output.model_dump(by_alias=True) if asked.output else {}
+    q.node(
+        output,
+        (RDF.type, FKG.Answer),
+        (RDFS.label, Literal(f"answer: {asked.question[:120]}")),
+        (FKG.question, Literal(asked.question)),
+        (FKG.answerText, Literal(asked.summary)),
+        (FKG.asOf, common.datetime(asked.as_of)),
+        (FKG.about, company),
+        (FKG.validationStatus, Literal(asked.status)),
+        (FKG.groundedness, common.double(s["g"])),
+        (FKG.criticalGroundedness, common.double(s["gc"])),
+        (FKG.numericConsistency, common.double(s["n"])),
+        (FKG.complianceScore, common.double(s["s_comp"])),
+        (FKG.answerJson, Literal(_json_with_iris(data, by_id), datatype=RDF.JSON)),
+        (PROV.wasGeneratedBy, run),
+    )
+    for rank, node in enumerate(nodes, start=1):
+        c = NamedNode(f"{output.value}/citation/{rank}")
+        q.add(output, FKG.citation, c)
+        q.node(c, (RDF.type, FKG.Citation), (FKG.cites, node), (FKG.rank, common.integer(rank)))
+    for i, part in enumerate(asked.parts, start=1):
+        sq = NamedNode(f"{output.value}/sub/{i}")
+        q.add(output, FKG.subQuestion, sq)
+        q.node(
+            sq,
+            (RDF.type, FKG.SubQuestion),
+            (FKG.question, Literal(part.question.text)),
+            (FKG.route, Literal(part.route)),
+            (FKG.answerText, Literal(part.answer) if part.answer is not None else None),
+        )
+        if part.route != "documents":
+            for b in part.blocks:
+                for node in b.cites:
+                    q.add(sq, FKG.cites, node)
+                if not b.cites:
+                    q.add(sq, FKG.refersTo, b.node)
+    write_output(store, record, q.items, output=output, run=run, note="qa answer")
+    return output
+
+
+def _json_with_iris(data: dict, by_id: dict[str, Block]) -> str:
+    """The reply with block ids replaced by what they point at (IRIs outlive prompts)."""
+
+    def iri(i: str) -> str:
+        return by_id[i].node.value if i in by_id else i
+
+    data = json.loads(json.dumps(data))
+    data["citations"] = [iri(i) for i in data.get("citations", [])]
+    for item in (*data.get("insights", []), *data.get("signals", [])):
+        item["citations"] = [iri(i) for i in item["citations"]]
+    for number in data.get("numbers", []):
+        number["citation"] = iri(number["citation"])
+    return json.dumps(data, ensure_ascii=False, sort_keys=True)
+
+
+__all__ = ["QA", "ROUTES", "Asked", "Block", "QAConfig", "Quad"]
