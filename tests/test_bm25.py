@@ -76,3 +76,17 @@ def test_packaged_minilm_loads_offline_and_ranks_paraphrases_first() -> None:
     )
     assert q.shape == (384,) and q @ para > q @ other + 0.2
     assert e.model_id.startswith("all-MiniLM-L6-v2@sha256:53aa51172d14")
+
+
+def test_pool_bm25_scores_exactly_as_bm25_scores() -> None:
+    import random
+
+    from finkg.retrieval.bm25 import PoolBM25
+
+    rng = random.Random(1)
+    words = [f"w{i}" for i in range(40)]
+    docs = [[rng.choice(words) for _ in range(rng.randint(0, 30))] for _ in range(150)]
+    pool = PoolBM25(docs)
+    for _ in range(25):
+        query = [rng.choice([*words, "absent"]) for _ in range(rng.randint(1, 6))]
+        assert np.allclose(pool.scores(query), bm25_scores(query, docs))

@@ -89,8 +89,9 @@ def process(
 ) -> Outcome:
     """Take a document from wherever it is in its lifecycle to Ready (or Error).
 
-    `check` sees each stage's artifacts before they are written and raises to refuse them
-    (the documents loader checks them against finkg's shapes)."""
+    `check` sees each stage's artifacts (with the state they reach) before they are
+    written and raises to refuse them: the documents loader checks them against finkg's
+    shapes; a test or a fault-injection run can fail any stage, Indexed and Ready included."""
     settings = settings or Settings()
     doc = mint("document", upload.digest, base=store.graphs.base)
     state, resume_from = current_state(store, doc)
@@ -107,7 +108,7 @@ def process(
         started = dt.datetime.now(dt.UTC)
         try:
             artifacts = stage()
-            if check is not None and artifacts:
+            if check is not None:
                 state_quad = Quad(doc, FKG.lifecycleState, CONCEPT[name], store.graphs.documents)
                 check([*artifacts, state_quad])
         except FinkgError as e:

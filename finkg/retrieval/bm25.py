@@ -73,3 +73,43 @@ def bm25_scores(
         idf = math.log(1 + (n - df + 0.5) / (df + 0.5))
         scores += weight * idf * tf / (tf + norm)
     return scores
+
+
+class PoolBM25:
+    """`bm25_scores` for many queries over one pool: the pool's term counts are built once
+    as a sparse matrix, each query then costs one column read per query term. Scores are
+    exactly `bm25_scores(query, docs)`.
+
+    >>> pool = PoolBM25(tokenize(["Apple raises guidance", "Apple cuts jobs", "Oil prices fall"]))
+    >>> [round(float(s), 3) for s in pool.scores(tokenize(["raised guidance"])[0])]
+    [0.785, 0.0, 0.0]
+    """
+
+    def __init__(self, docs: Sequence[Sequence[str]], *, k1: float = K1, b: float = B) -> None:
+        from scipy.sparse import csc_matrix
+
+        self.n = len(docs)
+        self.vocab: dict[str, int] = {}
+        rows, cols = [], []
+        for i, doc in enumerate(docs):
+            for token in doc:
+                rows.append(i)
+                cols.append(self.vocab.setdefault(token, len(self.vocab)))
+        data = np.ones(len(rows), dtype=np.float64)
+        self.tf = csc_matrix((data, (rows, cols)), shape=(self.n, len(self.vocab)))
+        self.tf.sum_duplicates()
+        lengths = np.array([len(d) for d in docs], dtype=np.float64)
+        avgdl = (lengths.mean() if self.n else 0.0) or 1.0
+        self.norm = k1 * (1 - b + b * lengths / avgdl)
+
+    def scores(self, query: Sequence[str]) -> np.ndarray:
+        scores = np.zeros(self.n, dtype=np.float64)
+        for term, weight in Counter(query).items():
+            j = self.vocab.get(term)
+            if j is None:
+                continue
+            start, end = self.tf.indptr[j], self.tf.indptr[j + 1]
+            rows, tf = self.tf.indices[start:end], self.tf.data[start:end]
+            idf = math.log(1 + (self.n - len(rows) + 0.5) / (len(rows) + 0.5))
+            scores[rows] += weight * idf * tf / (tf + self.norm[rows])
+        return scores

@@ -31,7 +31,7 @@ from finkg import queries
 from finkg.errors import InputError
 from finkg.kg.chunking import section_heading_at, section_headings
 from finkg.kg.store import BaseStore
-from finkg.retrieval.bm25 import bm25_scores, tokenize
+from finkg.retrieval.bm25 import PoolBM25, tokenize
 from finkg.retrieval.embed import Embedder
 from finkg.retrieval.fuse import RRF_K
 from finkg.retrieval.pools import TextSource, VectorSource
@@ -86,6 +86,7 @@ class PassageRetriever:
         self.depth, self.k = depth, k
         self._headings: dict[NamedNode, list[tuple[int, str]]] = {}
         self._metadata: dict[NamedNode, list[str]] = {}
+        self._pools: dict[tuple[str, int, int], PoolBM25 | np.ndarray] = {}
 
     @property
     def paths(self) -> tuple[str, ...]:
@@ -134,6 +135,14 @@ class PassageRetriever:
         paths: Sequence[str] | None = None,
     ) -> list[Hit]:
         """The eligible passages that some path ranked in its top `depth`, best first."""
+        pool = self.candidates(before=before, company=company, documents=documents)
+        return self.fuse(pool, self.ranks(query, pool, paths))
+
+    def ranks(
+        self, query: str, pool: Sequence[Passage], paths: Sequence[str] | None = None
+    ) -> dict[str, np.ndarray]:
+        """Each path's 1-based ranks of the pool (ties by pool order); a lexical path leaves
+        passages sharing no keyword with the query unranked (rank past every other)."""
         paths = tuple(paths or self.paths)
         for p in paths:
             if p not in self.paths:
@@ -142,10 +151,19 @@ class PassageRetriever:
                     field="paths",
                     value=p,
                 )
-        pool = self.candidates(before=before, company=company, documents=documents)
-        if not pool:
-            return []
-        ranks: dict[str, np.ndarray] = {p: self._rank(p, query, pool) for p in paths}
+        out = {}
+        for path in paths:
+            scores = self.scores(path, query, pool)
+            order = np.lexsort((np.arange(len(pool)), -scores))
+            ranks = np.empty(len(pool), dtype=np.int64)
+            ranks[order] = np.arange(1, len(pool) + 1)
+            if path != "dense":
+                ranks[scores <= 0] = np.iinfo(np.int64).max
+            out[path] = ranks
+        return out
+
+    def fuse(self, pool: Sequence[Passage], ranks: dict[str, np.ndarray]) -> list[Hit]:
+        """Reciprocal rank fusion of the paths' top `depth`, best first."""
         hits = []
         for i, passage in enumerate(pool):
             on = {p: int(r[i]) for p, r in ranks.items() if r[i] <= self.depth}
@@ -153,24 +171,28 @@ class PassageRetriever:
                 hits.append(Hit(passage, sum(1.0 / (self.k + r) for r in on.values()), on))
         return sorted(hits, key=lambda h: (-h.score, min(h.ranks.values()), h.node.value))
 
-    def _rank(self, path: str, query: str, pool: list[Passage]) -> np.ndarray:
-        """1-based ranks of the pool on one path (ties broken by pool order)."""
-        scores = self.scores(path, query, pool)
-        order = np.lexsort((np.arange(len(pool)), -scores))
-        ranks = np.empty(len(pool), dtype=np.int64)
-        ranks[order] = np.arange(1, len(pool) + 1)
-        if path != "dense":  # no shared keyword: not ranked at all on a lexical path
-            ranks[scores <= 0] = np.iinfo(np.int64).max
-        return ranks
-
     def scores(self, path: str, query: str, pool: Sequence[Passage]) -> np.ndarray:
-        nodes = [p.node for p in pool]
-        if path == "sparse":
-            return bm25_scores(tokenize([query])[0], self.text.tokens(nodes))
+        """One path's scores of the pool. A pool's term matrix and vectors are kept for the
+        next query over the same pool (a benchmark asks many questions of one corpus)."""
+        if not pool:
+            return np.zeros(0)
+        key = (path, len(pool), hash(tuple(p.node.value for p in pool)))
+        if key not in self._pools:
+            if len(self._pools) >= 8:
+                self._pools.pop(next(iter(self._pools)))
+            nodes = [p.node for p in pool]
+            if path == "sparse":
+                self._pools[key] = PoolBM25(self.text.tokens(nodes))
+            elif path == "metadata":
+                self._pools[key] = PoolBM25([self._metadata_tokens(p) for p in pool])
+            else:
+                assert self.vectors is not None
+                self._pools[key] = self.vectors.vectors(nodes)
+        cached = self._pools[key]
         if path == "dense":
-            assert self.vectors is not None and self.embedder is not None
-            return self.vectors.vectors(nodes) @ self.embedder.embed([query])[0]
-        return bm25_scores(tokenize([query])[0], [self._metadata_tokens(p) for p in pool])
+            assert self.embedder is not None
+            return np.asarray(cached) @ self.embedder.embed([query])[0]
+        return cached.scores(tokenize([query])[0])  # type: ignore[union-attr]
 
     def metadata(self, passage: Passage) -> str:
         """The passage's metadata text: document title, section heading, analyst topics."""
