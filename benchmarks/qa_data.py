@@ -3,8 +3,9 @@ FinanceBench PDFs taken into a store through `finkg ingest documents`' own path.
 
 FinanceBench gives each document a `doc_name` ("3M_2018_10K") and a company name but no
 ticker, so the company key of the doc_name ("3M", "ACTIVISIONBLIZZARD") stands in as the
-company's ticker (its first ten characters) in a `companies` CSV: the documents' chunks are then `fkg:about` that
-company (sidecar) and `--company` filters work as they do on real tickers. The documents'
+company's ticker (its first ten characters) in a `companies` CSV: the documents' chunks are
+then `fkg:about` that company (sidecar) and `--company` filters work as they do on real
+tickers. The documents'
 publication times are unknown (FinanceBench gives a fiscal period only), so no sidecar
 states one and each document is available from its ingestion, as finkg records for any
 document without one.
