@@ -17,6 +17,7 @@ from rich.table import Table
 from rich.text import Text
 
 from finkg import queries
+from finkg.cli_bank import bank
 from finkg.cli_impact import impact
 from finkg.cli_movement import forecast_command, train_retriever_command
 from finkg.cli_qa import ask
@@ -693,6 +694,7 @@ cli.add_command(recommend)
 cli.add_command(forecast_command)
 cli.add_command(train_retriever_command)
 cli.add_command(ask)
+cli.add_command(bank)
 
 
 def main() -> None:

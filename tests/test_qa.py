@@ -311,3 +311,73 @@ def test_the_cli_answers_and_prints_json(world, monkeypatch) -> None:
         cli, ["ask", "x", "--store", str(root / "store"), "--as-of", "2020-01-01T10:00"], env=env
     )
     assert bad.exit_code == 2 and "needs a zone" in bad.output
+
+
+def test_bank_add_checks_every_line_before_writing_and_ask_then_uses_it(world, tmp_path) -> None:
+    root, settings, _, manifest, _ = world
+    location = tmp_path / "store"
+    s = open_store(location, settings=settings)
+    init_store(s)
+    ingest(
+        s,
+        "companies",
+        loader("companies"),
+        [root / "world" / "companies.csv"],
+        IngestOptions(graphs=s.graphs),
+    )
+    ingest_documents(s, sorted((root / "world" / "documents").glob("*.txt")))
+    ticker = manifest.documents[1].tickers[0]
+    company = resolve_company(s, ticker)
+    chunk = next(
+        iter(
+            s.select(
+                f"SELECT ?c ?t WHERE {{ GRAPH ?g {{ ?c <{FKG}about> <{company.value}> ; "
+                f"<{FKG}availableAt> ?t }} }} LIMIT 1"
+            )
+        )
+    )
+    available = dt.datetime.fromisoformat(chunk["t"].value)  # type: ignore[index, union-attr]
+    generation = s.generation()
+    s.close()
+    good = {
+        "company": ticker.lower(),
+        "question": "What was the operating margin?",
+        "period": "FY2018",
+        "answer": "21.4%",
+        "available_at": (available + dt.timedelta(days=1)).isoformat(),
+        "evidence": [chunk["c"].value],  # type: ignore[index, union-attr]
+    }
+    runner = CliRunner()
+    env = {"FINKG_HOME": str(settings.home), "FINKG_EMBEDDER": "hash"}
+    at = ["--store", str(location)]
+    path = tmp_path / "bank.jsonl"
+    cases = [
+        ({k: v for k, v in good.items() if k != "answer"}, "missing field"),
+        (good | {"available_at": "2019-05-01T10:00"}, "zone"),
+        (good | {"company": "NOPE"}, "no company with this ticker"),
+        (good | {"period": "2019"}, "period"),
+        ("[1, 2]", "JSON object"),
+    ]
+    for bad, message in cases:
+        second = bad if isinstance(bad, str) else json.dumps(bad)
+        path.write_text(json.dumps(good) + "\n" + second + "\n")
+        result = runner.invoke(cli, ["bank", "add", str(path), *at], env=env)
+        assert result.exit_code == 2, result.output
+        assert f"{path}:2" in result.output and message in result.output, result.output
+    early = good | {"available_at": (available - dt.timedelta(days=1)).isoformat()}
+    path.write_text(json.dumps(early) + "\n")
+    result = runner.invoke(cli, ["bank", "add", str(path), *at], env=env)
+    assert result.exit_code != 0 and "evidence" in result.output  # dated before its evidence
+    with open_store(location, settings=settings) as s:
+        assert s.generation() == generation  # nothing written by any refused file
+    path.write_text(json.dumps(good) + "\n")
+    result = runner.invoke(cli, ["bank", "add", str(path), *at], env=env)
+    assert result.exit_code == 0 and "1 added" in result.output, result.output
+    again = runner.invoke(cli, ["bank", "add", str(path), *at], env=env)
+    assert "0 added" in again.output
+    listed = runner.invoke(cli, ["bank", "list", "--company", ticker, *at], env=env)
+    assert "21.4%" in listed.output and "1 entries" in listed.output
+    before_entry = runner.invoke(
+        cli, ["bank", "list", "--as-of", available.date().isoformat(), *at], env=env
+    )
+    assert "0 entries" in before_entry.output
