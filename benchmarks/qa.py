@@ -35,6 +35,7 @@ import argparse
 import datetime as dt
 import functools
 import json
+import shutil
 import statistics
 import sys
 import tempfile
@@ -325,7 +326,9 @@ def tatqa(settings: Settings, reader, n: int, work: Path) -> dict:
     store = open_store(None, settings=settings)
     init_store(store)
     ingest_documents(store, paths)
-    qa = open_qa(store, settings, rerank="none", llm=reader)
+    indexes = work / "tatqa-indexes"
+    shutil.rmtree(indexes, ignore_errors=True)
+    qa = open_qa(store, settings, rerank="none", llm=reader, directory=indexes)
     docs = documents_by_name(store)
     return answers(qa, questions, docs, n, "tatqa", lambda q: {"documents": [docs[q.doc_name]]})
 

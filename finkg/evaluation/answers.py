@@ -8,7 +8,8 @@ The rule, stated once:
    1,500 million when the reference is in millions: equal if either the raw or the
    rescaled value matches), percent signs ignored, parentheses read as negative;
 2. yes/no: when the reference starts with yes or no, the answer must start with the same;
-3. otherwise: token F1 between the normalized answer and reference of at least 0.5.
+3. otherwise: the reference's words appear in the answer in order and together (a span
+   answer quoted inside a longer sentence), or token F1 of at least 0.5.
 
 >>> correct("The 3-year average is 1.9%.", "1.9%")
 True
@@ -17,6 +18,8 @@ True
 >>> correct("It was 2.1", "1.9%")
 False
 >>> correct("No, it is not capital intensive.", "No, the company is managing its CAPEX")
+True
+>>> correct("Offices: San Diego, California, leased.", "San Diego, California")
 True
 """
 
@@ -94,4 +97,8 @@ def correct(answer: str, reference: str) -> bool:
     numeric = numeric_match(answer, reference)
     if numeric is not None:
         return numeric
+    said, wanted = _WORD.findall(answer.lower()), _WORD.findall(reference.lower())
+    n = len(wanted)
+    if n and any(said[i : i + n] == wanted for i in range(len(said) - n + 1)):
+        return True
     return token_f1(answer, reference) >= 0.5

@@ -5,6 +5,8 @@ matcher. The CLI and the benchmark both answer through here.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from pyoxigraph import NamedNode
 
 from finkg import queries
@@ -61,13 +63,17 @@ def open_qa(
     llm: LLM | None = None,
     config: QAConfig | None = None,
     progress: Progress | None = None,
+    directory: Path | None = None,
 ) -> QA:
+    """A `QA` over `store`; indexes live in `directory` (default: beside the store)."""
     from finkg.reader.backends import open_reader
     from finkg.retrieval.embed import open_embedder
     from finkg.retrieval.indexes import open_indexes
 
     embedder = open_embedder(settings.embedder, threads=settings.threads)
-    text, vectors, _ = open_indexes(store, settings, embedder=embedder, progress=progress)
+    text, vectors, _ = open_indexes(
+        store, settings, embedder=embedder, progress=progress, directory=directory
+    )
     retriever = PassageRetriever(store, text=text, vectors=vectors, embedder=embedder)
     llm = llm or open_reader(settings)
     return QA(
