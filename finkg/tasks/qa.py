@@ -28,9 +28,11 @@ bank entries, bars and summaries; the output shapes check it again before the wr
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import json
 import time
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -84,8 +86,10 @@ class QAConfig:
 
 @dataclass(frozen=True)
 class Block:
-    """One evidence block the reader sees: `id` (C1, B1, T1), its text and what it points at."""
+    """One evidence block the reader sees: its `kind` (C a passage, B a bank entry, T a tool
+    result), `id` (C1, B1, T1), its text and what it points at."""
 
+    kind: str
     id: str
     text: str
     node: NamedNode  # the passage, bank entry or tool node
@@ -184,7 +188,7 @@ class QA:
                 part.route, part.answer = "bank", e.answer
                 cites = tuple(NamedNode(x) for x in e.evidence)
                 text = f"memory bank: {e.question} ({e.period}): {e.answer}"
-                part.blocks = [Block("", text, e.iri(self.store.graphs.base), cites)]
+                part.blocks = [Block("B", "", text, e.iri(self.store.graphs.base), cites)]
                 seconds["bank"] = seconds.get("bank", 0) + time.perf_counter() - t
                 return
         seconds["bank"] = seconds.get("bank", 0) + time.perf_counter() - t
@@ -195,7 +199,9 @@ class QA:
             if found is not None:
                 part.route, part.answer = "tool", found.text
                 cites = (found.node,) if found.evidence else ()
-                part.blocks = [Block("", f"tool {found.tool}: {found.text}", found.node, cites)]
+                part.blocks = [
+                    Block("T", "", f"tool {found.tool}: {found.text}", found.node, cites)
+                ]
                 return
         self._retrieve(part, as_of=as_of, company=company, documents=documents, seconds=seconds)
 
@@ -241,7 +247,7 @@ class QA:
         seconds["bundle"] = seconds.get("bundle", 0) + time.perf_counter() - t
         part.hits = [h for h, _ in top]
         part.blocks = [
-            Block("", _block_text(h, body, c.block_chars), h.node, (h.node,), rank, score)
+            Block("C", "", _block_text(h, body, c.block_chars), h.node, (h.node,), rank, score)
             for rank, ((h, score), body) in enumerate(zip(top, bodies, strict=True), start=1)
         ]
 
@@ -283,20 +289,17 @@ def _block_text(hit: Hit, body: str, limit: int) -> str:
 
 
 def _numbered(blocks: list[Block]) -> list[Block]:
-    """Ids by kind and order: C for passages, B for bank entries, T for tool results."""
-    counts: dict[str, int] = {}
+    """Ids by kind and order: C1, C2 for passages, B1 for bank entries, T1 for tool results."""
+    counts: Counter[str] = Counter()
     out = []
     for b in blocks:
-        kind = (
-            "B" if b.text.startswith("memory bank:") else "T" if b.text.startswith("tool ") else "C"
-        )
-        counts[kind] = counts.get(kind, 0) + 1
-        out.append(Block(f"{kind}{counts[kind]}", b.text, b.node, b.cites, b.rank, b.score))
+        counts[b.kind] += 1
+        out.append(dataclasses.replace(b, id=f"{b.kind}{counts[b.kind]}"))
     return out
 
 
 def _drop_weakest(blocks: list[Block]) -> list[Block]:
-    passages = [b for b in blocks if b.id.startswith("C")]
+    passages = [b for b in blocks if b.kind == "C"]
     if not passages:
         return blocks[:-1]
     weakest = passages[-1]
@@ -367,7 +370,7 @@ def _write(
     output = mint("answer", asked.question, asked.as_of.isoformat(), model_id, key, base=base)
     digest = asked.read.prompt_hash if asked.read is not None else None
     run = run_iri(store, "qa", output.value)
-    passages = [b for b in asked.blocks if b.id.startswith("C")]
+    passages = [b for b in asked.blocks if b.kind == "C"]
     record = RunRecord(
         task="qa",
         model_id=model_id,
