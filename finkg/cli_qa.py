@@ -33,6 +33,12 @@ from finkg.tasks.qa_setup import RERANKERS
     help="cross: the trained cross-encoder; llm: the reader's yes/no log-odds; none; "
     "auto: cross when it is trained, else none.",
 )
+@click.option(
+    "--paths",
+    default="sparse,dense",
+    show_default=True,
+    help="Retrieval paths fused by RRF: some of sparse, dense, metadata.",
+)
 @click.option("--reader", help="Reader: a packaged model name or .gguf path [$FINKG_READER].")
 @click.option("--json", "as_json", is_flag=True, help="Print the answer as JSON.")
 @store_option
@@ -44,6 +50,7 @@ def ask(
     as_of: str | None,
     tz: str,
     rerank: str,
+    paths: str,
     reader: str | None,
     as_json: bool,
     store: str | None,
@@ -56,7 +63,10 @@ def ask(
     scores groundedness (S_comp) and writes the answer with its run. `finkg audit IRI`
     traces it back to the documents.
     """
+    from finkg.tasks.qa import QAConfig
     from finkg.tasks.qa_setup import open_qa, resolve_company
+
+    config = QAConfig(paths=tuple(p.strip() for p in paths.split(",") if p.strip()))
 
     settings = _settings(ctx)
     if reader:
@@ -64,7 +74,7 @@ def ask(
     instant = parse_instant(as_of, tz, field="--as-of") if as_of else dt.datetime.now(dt.UTC)
     with _open(ctx, store) as s, _progress() as bar:
         task = bar.add_task("opening indexes and reader", total=None)
-        qa = open_qa(s, settings, rerank=rerank)
+        qa = open_qa(s, settings, rerank=rerank, config=config)
         bar.update(task, description="answering")
         asked = qa.ask(question, as_of=instant, company=resolve_company(s, company))
     report = {
@@ -82,15 +92,16 @@ def ask(
     if as_json:
         out.print_json(json.dumps(report))
         return
-    out.print(asked.summary or "(no valid answer)", highlight=False)
+    out.print(asked.summary or "(no valid answer)", highlight=False, markup=False)
     sc = asked.scores
     out.print(
         f"status {asked.status}: S_comp {sc['s_comp']:.2f} (G {sc['g']:.2f}, Gc {sc['gc']:.2f}, "
         f"N {sc['n']:.2f}, J {sc['j']:.0f})",
         highlight=False,
+        markup=False,
     )
     for p in asked.parts:
-        out.print(f"  [{p.route}] {p.question.text}", highlight=False)
+        out.print(f"  [{p.route}] {p.question.text}", highlight=False, markup=False)
     for b in asked.blocks:
-        out.print(f"  {b.id}: {b.node.value}", highlight=False)
-    out.print(f"answer: {report['answer']}", highlight=False)
+        out.print(f"  {b.id}: {b.node.value}", highlight=False, markup=False)
+    out.print(f"answer: {report['answer']}", highlight=False, markup=False)

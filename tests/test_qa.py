@@ -381,3 +381,20 @@ def test_bank_add_checks_every_line_before_writing_and_ask_then_uses_it(world, t
         cli, ["bank", "list", "--as-of", available.date().isoformat(), *at], env=env
     )
     assert "0 entries" in before_entry.output
+
+
+def test_tied_passages_share_their_mean_rank(world) -> None:
+    """Breaking ties by pool order would hand a document's first chunks the top ranks."""
+    _, _, store, _, _ = world
+
+    class Same:  # every passage reads alike
+        def tokens(self, iris):
+            return [["revenu", "rose"] for _ in iris]
+
+    retriever = PassageRetriever(store, text=Same(), vectors=None, embedder=None)
+    pool = retriever.candidates(before=LATE)
+    ranks = retriever.ranks("revenue rose", pool, ["sparse"])["sparse"]
+    assert len(pool) > 2
+    assert ranks.tolist() == [pytest.approx((1 + len(pool)) / 2)] * len(pool)
+    hits = retriever.fuse(pool, {"sparse": ranks})
+    assert len({h.score for h in hits}) == 1

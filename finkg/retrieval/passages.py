@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from pyoxigraph import NamedNode
+from scipy.stats import rankdata
 
 from finkg import queries
 from finkg.errors import InputError
@@ -54,7 +55,9 @@ class Passage:
 class Hit:
     passage: Passage
     score: float  # fused: sum of 1 / (k + rank)
-    ranks: dict[str, int] = field(default_factory=dict)  # 1-based rank on each path that had it
+    ranks: dict[str, float] = field(
+        default_factory=dict
+    )  # 1-based rank on each path that had it (ties share their mean rank)
 
     @property
     def node(self) -> NamedNode:
@@ -141,8 +144,10 @@ class PassageRetriever:
     def ranks(
         self, query: str, pool: Sequence[Passage], paths: Sequence[str] | None = None
     ) -> dict[str, np.ndarray]:
-        """Each path's 1-based ranks of the pool (ties by pool order); a lexical path leaves
-        passages sharing no keyword with the query unranked (rank past every other)."""
+        """Each path's 1-based ranks of the pool. Tied passages share the mean of their ranks:
+        breaking ties by pool order would favour a document's first chunks (a metadata path
+        scores every chunk of one section alike). A lexical path leaves passages sharing no
+        keyword with the query unranked (infinite rank)."""
         paths = tuple(paths or self.paths)
         for p in paths:
             if p not in self.paths:
@@ -154,11 +159,9 @@ class PassageRetriever:
         out = {}
         for path in paths:
             scores = self.scores(path, query, pool)
-            order = np.lexsort((np.arange(len(pool)), -scores))
-            ranks = np.empty(len(pool), dtype=np.int64)
-            ranks[order] = np.arange(1, len(pool) + 1)
+            ranks = rankdata(-scores, method="average")
             if path != "dense":
-                ranks[scores <= 0] = np.iinfo(np.int64).max
+                ranks[scores <= 0] = np.inf
             out[path] = ranks
         return out
 
@@ -166,7 +169,7 @@ class PassageRetriever:
         """Reciprocal rank fusion of the paths' top `depth`, best first."""
         hits = []
         for i, passage in enumerate(pool):
-            on = {p: int(r[i]) for p, r in ranks.items() if r[i] <= self.depth}
+            on = {p: float(r[i]) for p, r in ranks.items() if r[i] <= self.depth}
             if on:
                 hits.append(Hit(passage, sum(1.0 / (self.k + r) for r in on.values()), on))
         return sorted(hits, key=lambda h: (-h.score, min(h.ranks.values()), h.node.value))

@@ -51,7 +51,7 @@ from finkg.reader.schemas import Answer, ToolCall
 from finkg.retrieval import bank
 from finkg.retrieval.decompose import SubQuestion, clean, decompose
 from finkg.retrieval.live import node_texts
-from finkg.retrieval.passages import Hit, PassageRetriever
+from finkg.retrieval.passages import PATHS, Hit, PassageRetriever
 from finkg.retrieval.rerank import Reranker, bundle, rerank
 from finkg.tasks import qa_tools
 
@@ -63,8 +63,13 @@ class QAConfig:
     """depth: passages each retrieval path keeps (paper 003: 100); pool: fused passages
     the reranker sees; top: passages in the reader's context (paper 003: 5); bundle_k and
     bundle_tau: chunk bundling (paper 002 eq. 2); block_chars: the most characters of one
-    evidence block shown to the reader (its 4,096-token window holds five)."""
+    evidence block shown to the reader (its 4,096-token window holds five); paths: the
+    retrieval paths fused. The default is BM25 + dense: on FinanceBench the extractive
+    metadata path (title, section heading, topics; `retrieval.passages`) lowered the
+    own-document MRR from 0.351 to 0.295 (benchmarks/reports/qa.md), so it is there to
+    choose, not on by default."""
 
+    paths: tuple[str, ...] = ("sparse", "dense")
     depth: int = 100
     pool: int = 20
     top: int = 5
@@ -74,6 +79,10 @@ class QAConfig:
     max_tokens: int = 700
 
     def __post_init__(self) -> None:
+        if not self.paths or any(p not in PATHS for p in self.paths):
+            raise InputError(
+                f"paths are some of {', '.join(PATHS)}", field="paths", value=self.paths
+            )
         for name in ("depth", "pool", "top", "block_chars", "max_tokens"):
             if getattr(self, name) < 1:
                 raise InputError(f"{name} is 1 or more", field=name, value=getattr(self, name))
@@ -216,8 +225,9 @@ class QA:
     def _retrieve(self, part: Part, *, as_of, company, documents, seconds) -> None:
         c = self.config
         t = time.perf_counter()
+        paths = [p for p in c.paths if p in self.retriever.paths]
         hits = self.retriever.search(
-            part.question.text, before=as_of, company=company, documents=documents
+            part.question.text, before=as_of, company=company, documents=documents, paths=paths
         )[: c.pool]
         seconds["retrieve"] = seconds.get("retrieve", 0) + time.perf_counter() - t
         t = time.perf_counter()
@@ -359,7 +369,7 @@ def _write(
     reranker = qa.reranker.model_id if qa.reranker is not None else "none"
     parameters = {
         **qa.config.parameters(),
-        "paths": list(qa.retriever.paths),
+        "paths": [p for p in qa.config.paths if p in qa.retriever.paths],
         "reranker": reranker,
         "company": company.value if company is not None else None,
         "documents": [d.value for d in documents],
