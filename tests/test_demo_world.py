@@ -465,7 +465,7 @@ def test_documents_hold_their_answers(small: tuple[Path, WorldManifest]) -> None
 
 
 def _news_events(m: WorldManifest, tone: str) -> list[tuple[str, str]]:
-    return [(n.ticker, n.prediction_day) for n in m.news if n.tone == tone and not n.duplicate_of]
+    return [(n.ticker, n.prediction_day) for n in m.news if n.tone == tone and n.carries_effect]
 
 
 @pytest.mark.parametrize("world", ["small", "default"])
@@ -559,3 +559,23 @@ def test_small_world_builds_fast(tmp_path: Path, small: tuple[Path, WorldManifes
     start = time.perf_counter()
     build_world(tmp_path / "fast", SMALL)
     assert time.perf_counter() - start < 1.0
+
+
+def test_chatter_before_reported_8ks_is_planted_unreliable(
+    default: tuple[Path, WorldManifest],
+) -> None:
+    """Effect source_reliability: chatter precedes its 8-K, mostly contradicts it, moves nothing."""
+    _, m = default
+    effect = next(e for e in m.effects if e.name == "source_reliability")
+    assert effect.parameters["planted"] and effect.parameters["reliable_family"] == "SecFiling"
+    filings = {f.accession: f for f in m.filings}
+    reported = {n.reports for n in m.news if n.reports}
+    chatter = [n for n in m.news if n.chatter_on]
+    assert len(chatter) == len([a for a in reported if filings[a].guidance in ("raise", "lower")])
+    contrary = 0
+    for n in chatter:
+        f = filings[n.chatter_on]
+        assert n.published < f.acceptance.replace("T", " ") and not n.carries_effect
+        contrary += (n.tone == "positive") == (f.guidance == "lower")
+    share = effect.parameters["contrary_share"]
+    assert abs(contrary / len(chatter) - share) < 0.15

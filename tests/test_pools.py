@@ -228,3 +228,22 @@ def test_a_filing_the_anchor_paraphrases_stays_in_the_pool(tmp_path: Path) -> No
     iris = {c.evidence for c in pool.candidates}
     assert passage in iris
     assert mint("news", "ZQAA", "https://x/near") not in iris  # the news rewrite still goes
+
+
+def test_a_near_duplicate_group_keeps_its_newest_member_at_its_best_score() -> None:
+    """Regression: this quarter's templated 8-K passage was collapsed into last quarter's
+    (the copy that happened to score higher), or left out when only the old one made the
+    window, so the reader saw stale guidance."""
+    import numpy as np
+
+    from finkg.retrieval.pools import _near_duplicate_groups
+
+    t = [dt.datetime(2019, 1, d, 16, tzinfo=dt.UTC) for d in (1, 2, 3, 4)]
+    old, new = np.array([1.0, 0.0, 0.0]), np.array([0.99, np.sqrt(1 - 0.99**2), 0.0])
+    other = np.array([0.0, 0.0, 1.0])
+    vecs = np.stack([old, other, new, other])
+    families = [FKG.SecFiling, FKG.SecFiling, FKG.SecFiling, FKG.News]
+    # rows 0 (old) and 1 make the window; row 2 (new, a near-copy of 0) does not; row 3 is
+    # as close to row 1 as can be, but of another family
+    groups = _near_duplicate_groups([0, 1], vecs, families, t, 0.9)
+    assert groups == [(0, 2, 2), (1, 1, 1)]

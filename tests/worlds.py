@@ -5,18 +5,14 @@ before `cutoff` (news published, filings accepted, bars of sessions before its d
 store built from the copy is what finkg would have held at that instant, which is what the
 future-invariance tests compare against the full store.
 
-`analyst()` is a reader fake behind the LLM protocol that reads the prompt like a careful
-rule-follower: it trusts only evidence dated within the last week, takes the first item
-(in the order given) with a directional cue (a filing raising or lowering guidance; news
-whose shares rose or fell), predicts that direction at every horizon and cites it; with
-nothing directional it predicts 0 and cites nothing. It never sees prices or labels.
+`analyst()` is the rule-following reader of `finkg.reader.rules`: it follows the first
+recent directional item of its evidence, in the order given, and never sees prices or labels.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import json
-import re
 import shutil
 from pathlib import Path
 from zoneinfo import ZoneInfo
@@ -25,6 +21,7 @@ from finkg.demo.world import WorldSpec, build_world
 from finkg.kg.ingest import IngestOptions, ingest, loader
 from finkg.kg.store import BaseStore, open_store
 from finkg.reader.llm import ScriptedLLM
+from finkg.reader.rules import rule_analyst
 
 KINDS = (
     ("companies", ["companies.csv"]),
@@ -32,9 +29,6 @@ KINDS = (
     ("news", ["news/news.jsonl"]),
     ("filings", ["edgar/submissions/*.json", "edgar/documents/*.txt"]),
 )
-UP = re.compile(r"raises (full-year guidance|its outlook)|shares rose|a clear positive", re.I)
-DOWN = re.compile(r"lowers (its outlook|its full-year guidance)|shares fell|a clear negative", re.I)
-LINE = re.compile(r"^([NFD]\d+) \[[^,]+, (\d{4}-\d{2}-\d{2})\]: (.*)$")
 
 
 def build(folder: Path, spec: WorldSpec) -> Path:
@@ -84,28 +78,5 @@ def cut_world(src: Path, dst: Path, cutoff: dt.datetime) -> Path:
     return dst
 
 
-def _respond(messages) -> str:
-    user = messages[-1]["content"]
-    day = re.search(r"prediction_day: (\d{4}-\d{2}-\d{2})", user)
-    today = dt.date.fromisoformat(day.group(1)) if day else dt.date.max
-    value, ids, why = "0", [], "no recent directional evidence"
-    for line in user.splitlines():
-        m = LINE.match(line)
-        if not m or (today - dt.date.fromisoformat(m.group(2))).days > 7:
-            continue
-        if UP.search(m.group(3)) or DOWN.search(m.group(3)):
-            value = "+1" if UP.search(m.group(3)) else "-1"
-            ids, why = [m.group(1)], f"{m.group(1)} is recent and directional"
-            break
-    signal = {"signal": value, "ids": ids, "reason": why}
-    return json.dumps(
-        {
-            "event_type": "rule",
-            "signals": {"1D": signal, "3D": signal, "5D": signal},
-            "main_uncertainty": "a rule, not a reader",
-        }
-    )
-
-
 def analyst() -> ScriptedLLM:
-    return ScriptedLLM(respond=_respond, model_id="rule-analyst")
+    return rule_analyst()

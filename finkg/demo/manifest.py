@@ -56,6 +56,7 @@ class NewsTruth(_Model):
     duplicate_of: str | None  # for near-duplicate rewrites: the original's url
     carries_effect: bool
     reports: str | None = None  # for a news report of an 8-K: the filing's accession
+    chatter_on: str | None = None  # for market chatter before an 8-K: the filing's accession
 
 
 class FilingTruth(_Model):

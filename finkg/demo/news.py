@@ -47,6 +47,7 @@ class NewsItem:
     prediction_index: int
     duplicate_of: str | None = None
     duplicate_kind: str | None = None  # None (original), "exact" or "near"
+    chatter_on: str | None = None  # market chatter (finkg.demo.chatter): the 8-K's accession
 
     def line(self) -> str:
         return json.dumps(
@@ -133,12 +134,13 @@ def plan_news(
 def news_shocks(
     items: Sequence[NewsItem], tickers: Sequence[str], n: int, effect: float
 ) -> np.ndarray:
-    """The planted 1D residual shocks: +effect / -effect on P for positive / negative originals."""
+    """The planted 1D residual shocks: +effect / -effect on P for positive / negative originals
+    (market chatter is not news of the company's own: it moves nothing)."""
     col = {t: j for j, t in enumerate(tickers)}
     out = np.zeros((n, len(tickers)))
     sign = {"positive": 1.0, "negative": -1.0, "neutral": 0.0}
     for it in items:
-        if it.duplicate_kind is None:
+        if it.duplicate_kind is None and it.chatter_on is None:
             out[it.prediction_index, col[it.symbol]] += effect * sign[it.tone]
     return out
 
@@ -151,7 +153,7 @@ def _long_date(d: date) -> str:
     return f"{d:%B} {d.day}, {d.year}"
 
 
-def _slug(title: str) -> str:
+def slug(title: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", title.lower()).strip("-")[:72].rstrip("-")
 
 
@@ -190,15 +192,15 @@ def _compose(
         *(T.BOILERPLATE[i] for i in sorted(extra)),
     ]
     title = headline.format(**values)
-    slug = _slug(title)
+    name = slug(title)
     return NewsItem(
         symbol=c.ticker,
         published=published,
         title=title,
         site=site,
         text=" ".join(body).format(**values),
-        url=f"https://{site}/news/{published[:10].replace('-', '/')}/{slug}-{k:06d}",
-        image=f"https://images.{site}/news/{slug}-{published[:10].replace('-', '')}.jpg",
+        url=f"https://{site}/news/{published[:10].replace('-', '/')}/{name}-{k:06d}",
+        image=f"https://images.{site}/news/{name}-{published[:10].replace('-', '')}.jpg",
         tone=tone,
         flavour=flavour,
         prediction_index=pred,
@@ -210,7 +212,7 @@ def _rewrite(rng: np.random.Generator, orig: NewsItem, published: str, pred: int
     title = T.REWRITE_TITLES[rng.integers(len(T.REWRITE_TITLES))].format(title=orig.title)
     _, rest = orig.text.split("--(SYNTHWIRE)--", 1)
     text = f"According to people familiar with the matter, {rest}"
-    slug = _slug(title)
+    name = slug(title)
     stamp = published[:10]
     return replace(
         orig,
@@ -218,8 +220,8 @@ def _rewrite(rng: np.random.Generator, orig: NewsItem, published: str, pred: int
         title=title,
         site=site,
         text=text,
-        url=f"https://{site}/news/{stamp.replace('-', '/')}/{slug}-r{orig.url[-6:]}",
-        image=f"https://images.{site}/news/{slug}-{stamp.replace('-', '')}.jpg",
+        url=f"https://{site}/news/{stamp.replace('-', '/')}/{name}-r{orig.url[-6:]}",
+        image=f"https://images.{site}/news/{name}-{stamp.replace('-', '')}.jpg",
         prediction_index=pred,
         duplicate_of=orig.url,
         duplicate_kind="near",
@@ -265,7 +267,7 @@ def filing_reports(
             f"{c.short} is a company in the {c.industry} industry based in {c.city}, "
             f"{c.state}."
         )
-        slug = _slug(title)
+        name = slug(title)
         site = T.SITES[int(rng.integers(len(T.SITES)))]
         item = NewsItem(
             symbol=c.ticker,
@@ -273,8 +275,8 @@ def filing_reports(
             title=title,
             site=site,
             text=text,
-            url=f"https://{site}/news/{stamp[:10].replace('-', '/')}/{slug}-f{f.accession[-6:]}",  # type: ignore[attr-defined]
-            image=f"https://images.{site}/news/{slug}-{stamp[:10].replace('-', '')}.jpg",
+            url=f"https://{site}/news/{stamp[:10].replace('-', '/')}/{name}-f{f.accession[-6:]}",  # type: ignore[attr-defined]
+            image=f"https://images.{site}/news/{name}-{stamp[:10].replace('-', '')}.jpg",
             tone="neutral",
             flavour="earnings",
             prediction_index=pred,

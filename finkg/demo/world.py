@@ -39,6 +39,13 @@ explained by beta times the market ETF's return):
    (``filing_report_share=0.8``) is reported by a neutral news item 5-90 minutes after
    acceptance ("Acme raises its full-year guidance, 8-K shows"), which moves nothing by
    itself: on that anchor, the filing is the point-in-time evidence that matters at 3D/5D.
+   Chatter (source reliability).  Before a share of those reported 8-Ks
+   (``chatter_share=1.0``), a news item says the shares rose or fell "ahead of its
+   full-year outlook update"; its cue contradicts the guidance with probability
+   ``chatter_contrary_share=0.8`` and moves nothing: on the report anchor the filing
+   (SecFiling family) is reliable evidence and the chatter (News family) is reliably
+   wrong, the family utility paper 000's source memory should learn
+   (:mod:`finkg.demo.chatter`).
 3. Sector preference.  Each customer prefers 1 or 2 of the three sectors; at least 85 %
    of their stock buys (rounded up) are stocks of those sectors
    (``preferred_sector_share=0.85``).
@@ -67,6 +74,7 @@ from pathlib import Path
 
 from finkg.demo import documents as D
 from finkg.demo import fartrans as FT
+from finkg.demo.chatter import filing_chatter
 from finkg.demo.filings import guidance_shocks, plan_filings, write_filings
 from finkg.demo.manifest import (
     MANIFEST_NAME,
@@ -115,6 +123,8 @@ _BOUNDS: dict[str, tuple[float, float]] = {
     "preferred_sector_share": (0.5, 1.0),
     "dividend_tickers": (0, 8),
     "filing_report_share": (0.0, 1.0),
+    "chatter_share": (0.0, 1.0),
+    "chatter_contrary_share": (0.0, 1.0),
 }
 
 
@@ -146,6 +156,8 @@ class WorldSpec:
     preferred_sector_share: float = 0.85
     dividend_tickers: int = 2
     filing_report_share: float = 0.8  # guidance 8-Ks that a news item reports within 90 min
+    chatter_share: float = 1.0  # reported guidance 8-Ks preceded by market chatter
+    chatter_contrary_share: float = 0.8  # chatter whose cue contradicts the filing
 
     def __post_init__(self) -> None:
         for f in fields(self):
@@ -249,8 +261,18 @@ def build_world(
         share=spec.filing_report_share,
     )
     reported = {item.url: accession for item, accession in reports}
+    chatter = filing_chatter(
+        seed=spec.seed,
+        companies=companies,
+        filings=filings,
+        reported=list(reported.values()),
+        sessions=sessions,
+        share=spec.chatter_share,
+        contrary_share=spec.chatter_contrary_share,
+    )
     news = sorted(
-        news + [item for item, _ in reports], key=lambda it: (it.published, it.symbol, it.url)
+        news + [item for item, _ in reports] + chatter,
+        key=lambda it: (it.published, it.symbol, it.url),
     )
     panel = simulate(
         seed=spec.seed,
@@ -323,8 +345,11 @@ def build_world(
                 flavour=it.flavour,
                 copies=copies[it.url],
                 duplicate_of=it.duplicate_of if it.duplicate_kind else None,
-                carries_effect=it.duplicate_kind is None and it.tone != "neutral",
+                carries_effect=it.duplicate_kind is None
+                and it.chatter_on is None
+                and it.tone != "neutral",
                 reports=reported.get(it.url),
+                chatter_on=it.chatter_on,
             )
             for it in news
             if it.duplicate_kind != "exact"
@@ -409,6 +434,23 @@ def _effects(spec: WorldSpec) -> tuple[Effect, ...]:
                 "d1": spec.guidance_day1_effect,
                 "drift": spec.guidance_drift,
                 "k": spec.guidance_drift_sessions,
+            },
+        ),
+        Effect(
+            name="source_reliability",
+            description="Before a share of the reported guidance 8-Ks, a market-chatter news "
+            "item (NewsTruth.chatter_on = the 8-K) says the shares rose or fell ahead of the "
+            "outlook update; its cue contradicts the filing's guidance with probability "
+            "contrary_share and it moves no price. On the report anchor a directional cue from "
+            "the SecFiling family agrees with the later residual drift and one from the News "
+            "family disagrees with it: the family utility paper 000's source memory learns.",
+            parameters={
+                "share": spec.chatter_share,
+                "contrary_share": spec.chatter_contrary_share,
+                "reliable_family": "SecFiling",
+                "unreliable_family": "News",
+                "event_type": "EarningsGuidance",
+                "planted": True,
             },
         ),
         Effect(

@@ -11,8 +11,13 @@ left out. Then, on that eligible set only:
 2. static relevance r(q, d): BM25 of the anchor's headline and the dense cosine with the
    anchor's embedding, fused (min-max with equal weights, or RRF) over this set. BM25's
    statistics come from the eligible set itself, so no later document can move a score;
-3. the pool: the `size` (M0 = 20) most relevant, near-duplicates of one another (within a
-   family) collapsed to their best member, with at most `peer_share` (20 %) of the slots for peers.
+3. the pool: the `size` (M0 = 20) most relevant, with at most `peer_share` (20 %) of the
+   slots for peers, near-duplicates of one another (within a family) collapsed into one
+   candidate: scored as the group's best member, represented by its newest. The newest,
+   not the best: a company's filings repeat one template quarter after quarter with new
+   numbers, so this quarter's 8-K is a near-duplicate of last quarter's, and relevance (all
+   but equal across the copies, and lower for none of them by merit) would put a stale one
+   in the pool as often as the one in force.
 
 Token lists and embeddings come from the indexes (`TextSource`, `VectorSource`), computed
 once per node at indexing: a frozen tokenizer and embedder give a node the same tokens
@@ -182,22 +187,27 @@ def build_pool(
     order = sorted(range(len(keep)), key=lambda j: (-relevance[j], iris[keep[j]].value))
     chosen: list[Candidate] = []
     peers = 0
-    window = order[: 3 * spec.size]  # near-duplicates among the best are collapsed
-    best_of = _best_of_components(
-        vecs[[keep[j] for j in window]], [rows[keep[j]][1] for j in window], spec.near_duplicate
+    # near-duplicates among the best (and their copies anywhere in the eligible set) are
+    # collapsed: one candidate per group, scored as its best member, represented by its newest
+    groups = _near_duplicate_groups(
+        order[: 3 * spec.size],
+        vecs[keep],
+        [rows[i][1] for i in keep],
+        [rows[i][2] for i in keep],
+        spec.near_duplicate,
     )
-    for pos, j in enumerate(window):
-        if best_of[pos] != pos:
-            removed["near-duplicate in the pool"] += 1
-            continue
-        i = keep[j]
+    for best, newest, size in groups:
+        removed["near-duplicate in the pool"] += size - 1
+        i = keep[newest]
         iri, family, at, peer = rows[i]
         if peer and peers >= spec.max_peers:
             removed["peer cap"] += 1
             continue
         peers += peer
         chosen.append(
-            Candidate(iri, family, at, peer, float(bm25[j]), float(dense[i]), float(relevance[j]))
+            Candidate(
+                iri, family, at, peer, float(bm25[newest]), float(dense[i]), float(relevance[best])
+            )
         )
         if len(chosen) == spec.size:
             break
@@ -223,19 +233,30 @@ def anchor_cluster(anchor_vec: np.ndarray, vecs: np.ndarray, threshold: float) -
     return set(nx.node_connected_component(graph, -1)) - {-1}
 
 
-def _best_of_components(vecs: np.ndarray, families: list[NamedNode], threshold: float) -> list[int]:
-    """For each row (in rank order), the first row of its near-duplicate component; only
-    items of one family can be near-duplicates of each other."""
-    graph = nx.Graph()
-    graph.add_nodes_from(range(len(vecs)))
+def _near_duplicate_groups(
+    window: list[int],
+    vecs: np.ndarray,
+    families: list[NamedNode],
+    times: list[dt.datetime],
+    threshold: float,
+) -> list[tuple[int, int, int]]:
+    """Near-duplicate groups of the `window` rows (indices into `vecs`, best first), as
+    (best row, newest row, size), in the order of their best rows. A group is a connected
+    component of the graph joining rows of one family with cosine >= `threshold`, over the
+    window and every row that is a near-duplicate of a window row; so this quarter's 8-K
+    joins last quarter's even when only last quarter's made the window."""
     family = np.array([f.value for f in families])
-    sims = vecs @ vecs.T
-    same = family[:, None] == family[None, :]
-    rows, cols = np.nonzero(np.triu((sims >= threshold) & same, k=1))
-    graph.add_edges_from(zip(rows.tolist(), cols.tolist(), strict=True))
-    first = {}
+    win = np.array(window, dtype=np.int64)
+    sims = vecs[win] @ vecs.T
+    near = (sims >= threshold) & (family[win][:, None] == family[None, :])
+    graph = nx.Graph()
+    graph.add_nodes_from(window)
+    rows, cols = np.nonzero(near)
+    graph.add_edges_from((int(win[r]), int(c)) for r, c in zip(rows, cols, strict=True))
+    rank = {row: pos for pos, row in enumerate(window)}
+    groups = []
     for component in nx.connected_components(graph):
-        best = min(component)
-        for node in component:
-            first[node] = best
-    return [first[i] for i in range(len(vecs))]
+        best = min((r for r in component if r in rank), key=rank.__getitem__)
+        newest = min(component, key=lambda r: (-times[r].timestamp(), rank.get(r, len(rank)), r))
+        groups.append((best, newest, len(component)))
+    return sorted(groups, key=lambda g: rank[g[0]])
