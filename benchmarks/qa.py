@@ -26,7 +26,9 @@ groundedness, latency and auditability, beside the papers' figures.
    copies of documents, each ending in Error and resumed to Ready with exactly the chunks
    of an unbroken run.
 
-Writes benchmarks/reports/qa.md and qa.json.
+Writes benchmarks/reports/qa.md from benchmarks/reports/qa.json, into which each run merges
+the parts it ran (so retrieval and the slow answer runs can be made separately); each part
+records the run (time, reader, reranker) that made it.
 """
 
 from __future__ import annotations
@@ -462,97 +464,111 @@ def _chunks(store: BaseStore) -> list[tuple[str, str]]:
 # -- report ---------------------------------------------------------------------------------
 
 
-def report(args, prep, n_present, n_absent, ret, fb, tq, audit, rec, cross_id) -> str:
+def report(results: dict) -> str:
+    """The Markdown report from the merged results (each part from the run that made it)."""
+    prep = results.get("corpus", {})
     lines = [
         "# QA over filings (papers 002 + 003): FinanceBench and TAT-QA",
         "",
-        f"Run {dt.datetime.now(dt.UTC).isoformat(timespec='seconds')} on 2 CPU cores; reader "
-        f"`{args.reader}`; reranker `{cross_id}`. Corpus: the 74 FinanceBench PDFs through "
-        f"`finkg ingest documents` ({prep['chunks']} chunks of at most 768 tokens, 128 overlap)"
-        + (f", ingested in {prep['ingest_seconds']:.0f} s" if prep.get("ingest_seconds") else "")
-        + ".",
-        "",
-        f"Retrieval: {n_present} dev questions whose PDF is present; {n_absent} whose PDF is "
-        "absent are left out (their only corpus would be their own evidence pages, which "
-        "flatters any retriever). A chunk is relevant when its span overlaps an evidence "
-        "page's span. Paper 003's figures are on its own AI-FinanceQA test set, not on "
-        "FinanceBench, with hosted embeddings and ColBERT: they set the layout and a scale, "
-        "not a like-for-like target.",
+        f"Corpus: the 74 FinanceBench PDFs through `finkg ingest documents` "
+        f"({prep.get('chunks')} chunks of at most 768 tokens, 128 overlap). Each part below "
+        "names the run that made it (2 CPU cores shared with other jobs). Paper 003's "
+        "figures are on its own AI-FinanceQA test set with hosted embeddings, SPLADE and "
+        "ColBERT, not on FinanceBench: they set the layout and a scale, not a like-for-like "
+        "target.",
         "",
     ]
-    for setting, methods in ret["tables"].items():
+    ret = results.get("retrieval")
+    if ret:
         lines += [
-            f"## Retrieval, {setting}",
+            f"Retrieval run {ret['run']}: {ret['questions']} dev questions whose PDF is present; "
+            f"{ret['absent']} whose PDF is absent are left out (their only corpus would be their "
+            "own evidence pages, which flatters any retriever). A chunk is relevant when its "
+            "span overlaps an evidence page's span. Methods fuse their paths by RRF (k=60); "
+            "rerankers reorder the top 20 of `finkg ask`'s default (hybrid: BM25 + dense). "
+            f"Cross-encoder: `{ret['reranker']}`; LLM yes/no: reader `{ret['reader']}` on the "
+            "first questions only (time).",
             "",
-            "| method | n | P@5 | R@5 | NDCG@5 | MAP | MRR "
-            "| paper 003 (P@5 / R@5 / NDCG@5 / MAP / MRR) |",
-            "|---|---|---|---|---|---|---|---|",
         ]
-        for m, t in methods.items():
-            paper = PAPER_RETRIEVAL.get(
-                "hybrid+rerank" if m.startswith("hybrid+rerank (cross") else m
-            )
-            ptxt = (
-                " / ".join(f"{paper[k]:.2f}" for k in ("P@5", "R@5", "NDCG@5", "MAP", "MRR"))
-                if paper
-                else ""
-            )
-            lines.append(_row(m, t["n"], t["P@5"], t["R@5"], t["NDCG@5"], t["MAP"], t["MRR"], ptxt))
+        for setting, methods in ret["tables"].items():
+            lines += [
+                f"## Retrieval, {setting}",
+                "",
+                "| method | n | P@5 | R@5 | NDCG@5 | MAP | MRR "
+                "| paper 003 (P@5 / R@5 / NDCG@5 / MAP / MRR) |",
+                "|---|---|---|---|---|---|---|---|",
+            ]
+            for m, t in methods.items():
+                key = "hybrid+rerank" if m.startswith("hybrid+rerank (cross") else m
+                paper = PAPER_RETRIEVAL.get(key)
+                keys = ("P@5", "R@5", "NDCG@5", "MAP", "MRR")
+                ptxt = " / ".join(f"{paper[k]:.2f}" for k in keys) if paper else ""
+                lines.append(
+                    _row(m, t["n"], t["P@5"], t["R@5"], t["NDCG@5"], t["MAP"], t["MRR"], ptxt)
+                )
+            lines.append("")
+        lines += [
+            "Mean seconds per question: "
+            + ", ".join(f"{k} {v:.3f}" for k, v in ret["seconds"].items()),
+            "",
+        ]
+    fb, tq = results.get("financebench"), results.get("tatqa")
+    if fb or tq:
+        lines += [
+            "## Answers (paper 003 Table 3 layout)",
+            "",
+            "| set | run | n | correct | G | Gc | J | N | S_comp | s / answer |",
+            "|---|---|---|---|---|---|---|---|---|---|",
+        ]
+        for name, a in (("FinanceBench, own document", fb), ("TAT-QA dev, own context", tq)):
+            if a:
+                lines.append(
+                    _row(name, a["run"], a["n"], a["accuracy"], a["G"], a["Gc"], a["J"], a["N"])
+                    + f" {a['S_comp']:.3f} | {a['seconds_per_answer']:.1f} |"
+                )
+        p = PAPER_ANSWERS
+        lines += [
+            f"| paper 003, gpt-4o-mini (AI-FinanceQA) | | | | {p['G']:.4f} | | {p['J']:.4f} "
+            f"| {p['N']:.4f} | {p['S_comp']:.4f} | 1.3 |",
+            "",
+            "Correctness rule (`finkg.evaluation.answers`): a number in the reference must be "
+            "matched by a number in the answer after rounding to the reference's decimals (scales "
+            "read); yes/no references need the same first word; otherwise the reference's words "
+            "in order inside the answer, or token F1 >= 0.5. Samples are deterministic (evenly "
+            "spread over the question list).",
+            "",
+        ]
+        for name, a in (("FinanceBench", fb), ("TAT-QA", tq)):
+            if a:
+                lines.append(
+                    f"{name}: statuses {a['statuses']}; latency by stage (s): "
+                    + ", ".join(f"{k} {v:.2f}" for k, v in a["stages"].items())
+                )
         lines.append("")
-    lines += [
-        "Mean seconds per question: "
-        + ", ".join(f"{k} {v:.3f}" for k, v in ret["seconds"].items()),
-        "",
-    ]
-    lines += [
-        "## Answers (paper 003 Table 3 layout)",
-        "",
-        "| set | n | correct | G | Gc | J | N | S_comp | s / answer |",
-        "|---|---|---|---|---|---|---|---|---|",
-    ]
-    for name, a in (("FinanceBench, own document", fb), ("TAT-QA dev, own context", tq)):
-        if a:
+    audit, rec = results.get("audit"), results.get("recovery")
+    if audit or rec:
+        lines += ["## Auditability (paper 003 Table 6)", "", "| check | finkg | paper 003 |"]
+        lines.append("|---|---|---|")
+        for k in ("citation coverage", "citation resolution", "artifact completeness"):
+            if audit:
+                lines.append(f"| {k} | {audit[k]:.3f} | {PAPER_AUDIT[k]:.3f} |")
+        if audit:
             lines.append(
-                _row(name, a["n"], a["accuracy"], a["G"], a["Gc"], a["J"], a["N"], a["S_comp"])
-                + f" {a['seconds_per_answer']:.1f} |"
+                f"| traceability (answer to a Ready transition) | {audit['traceability']:.3f} "
+                f"| {PAPER_AUDIT['traceability']:.3f} |"
             )
-    p = PAPER_ANSWERS
-    lines += [
-        f"| paper 003, gpt-4o-mini (AI-FinanceQA) | | | {p['G']:.4f} | | {p['J']:.4f} "
-        f"| {p['N']:.4f} | {p['S_comp']:.4f} | 1.3 |",
-        "",
-    ]
-    lines += [
-        "Correctness rule (`finkg.evaluation.answers`): a number in the reference must be "
-        "matched by a number in the answer after rounding to the reference's decimals (scales "
-        "read); yes/no references need the same first word; otherwise token F1 >= 0.5.",
-        "",
-    ]
-    for name, a in (("FinanceBench", fb), ("TAT-QA", tq)):
-        if a:
+        if rec:
             lines.append(
-                f"{name} statuses: {a['statuses']}; latency by stage (s): "
-                + ", ".join(f"{k} {v:.2f}" for k, v in a["stages"].items())
+                f"| failure recovery ({rec['recovered']}/{rec['injected']} injected: "
+                f"{rec['per_stage']}) | {rec['recovered'] / max(rec['injected'], 1):.3f} | 29/30 |"
             )
-    lines += [
-        "",
-        "## Auditability (paper 003 Table 6)",
-        "",
-        "| check | finkg | paper 003 |",
-        "|---|---|---|",
-    ]
-    for k in ("citation coverage", "citation resolution", "artifact completeness", "traceability"):
-        lines.append(f"| {k} | {audit[k]:.3f} | {PAPER_AUDIT[k]:.2f} |")
-    lines.append(
-        f"| failure recovery ({rec['recovered']}/{rec['injected']} injected: "
-        f"{rec['per_stage']}) | {rec['recovered'] / max(rec['injected'], 1):.3f} | 29/30 |"
-    )
-    lines += [
-        "",
-        f"Over {audit['answers']} written answers ({audit['insights']} insights, "
-        f"{audit['citations']} citations).",
-        "",
-    ]
+        if audit:
+            lines += [
+                "",
+                f"Over {audit['answers']} written answers ({audit['insights']} insights, "
+                f"{audit['citations']} citations).",
+            ]
+        lines.append("")
     return "\n".join(lines)
 
 
@@ -569,6 +585,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--tatqa", type=int, default=12, help="TAT-QA questions answered")
     ap.add_argument("--llm-rerank", type=int, default=8, help="questions reranked by the LLM")
     ap.add_argument("--recovery", type=int, default=30, help="failures injected")
+    ap.add_argument(
+        "--no-retrieval", dest="retrieval", action="store_false", help="skip the retrieval part"
+    )
     ap.add_argument(
         "--rerank", default="cross", help="the trained reranker for hybrid+rerank (cross, none)"
     )
@@ -599,38 +618,41 @@ def main(argv: list[str] | None = None) -> int:
         )
         for q in scored
     }
-    ret = retrieval(qa, scored, docs, relevant, companies, args.llm_rerank, cross)
+    results_path = REPORTS / "qa.json"
+    results = json.loads(results_path.read_text()) if results_path.exists() else {}
+    run = (
+        f"{dt.datetime.now(dt.UTC).isoformat(timespec='minutes')}, reader {args.reader}, "
+        f"reranker {cross_id}"
+    )
+    results["corpus"] = prep
+    if args.retrieval:
+        ret = retrieval(qa, scored, docs, relevant, companies, args.llm_rerank, cross)
+        results["retrieval"] = ret | {
+            "run": run,
+            "questions": len(scored),
+            "absent": len(absent),
+            "reranker": cross_id,
+            "reader": args.reader,
+        }
     # answers: a deterministic sample spread over the question list
     step = max(1, len(scored) // max(args.answers, 1))
     sample = scored[::step][: args.answers]
     qa.reranker = cross
-    fb = (
-        answers(
-            qa,
-            sample,
-            docs,
-            args.answers,
-            "financebench",
-            lambda q: {"documents": [docs[q.doc_name]]},
-        )
-        if args.answers
-        else {}
-    )
-    tq = tatqa(settings, reader, args.tatqa, args.work) if args.tatqa else {}
-    audit = auditability(store, fb.get("rows", []))
-    pdfs = sorted(qa_data.pdf_paths().values(), key=lambda p: p.stat().st_size)[:6]
-    rec = recovery(pdfs, args.recovery)
-    log(f"recovery: {rec}")
-    text = report(args, prep, len(scored), len(absent), ret, fb, tq, audit, rec, cross_id)
+    if args.answers:
+        scope = lambda q: {"documents": [docs[q.doc_name]]}  # noqa: E731
+        fb = answers(qa, sample, docs, args.answers, "financebench", scope)
+        results["financebench"] = fb | {"run": run}
+        results["audit"] = auditability(store, fb.get("rows", []))
+    if args.tatqa:
+        results["tatqa"] = tatqa(settings, reader, args.tatqa, args.work) | {"run": run}
+    if args.recovery:
+        pdfs = sorted(qa_data.pdf_paths().values(), key=lambda p: p.stat().st_size)[:6]
+        results["recovery"] = recovery(pdfs, args.recovery)
+        log(f"recovery: {results['recovery']}")
+    text = report(results)
     REPORTS.mkdir(parents=True, exist_ok=True)
     (REPORTS / "qa.md").write_text(text)
-    (REPORTS / "qa.json").write_text(
-        json.dumps(
-            {"retrieval": ret, "financebench": fb, "tatqa": tq, "audit": audit, "recovery": rec},
-            indent=1,
-            default=str,
-        )
-    )
+    results_path.write_text(json.dumps(results, indent=1, default=str))
     print(text)
     return 0
 
