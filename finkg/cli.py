@@ -20,6 +20,7 @@ from finkg import queries
 from finkg.cli_impact import impact
 from finkg.cli_movement import forecast_command, train_retriever_command
 from finkg.cli_recommend import recommend
+from finkg.cli_rerank import train_reranker_command
 from finkg.cli_support import FinkgGroup, _open, _progress, _settings, err, out, store_option
 from finkg.config import Settings
 from finkg.errors import InputError
@@ -691,6 +692,7 @@ cli.add_command(impact)
 cli.add_command(recommend)
 cli.add_command(forecast_command)
 cli.add_command(train_retriever_command)
+cli.add_command(train_reranker_command)
 
 
 def main() -> None:
