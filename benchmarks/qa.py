@@ -625,6 +625,12 @@ def main(argv: list[str] | None = None) -> int:
         f"reranker {cross_id}"
     )
     results["corpus"] = prep
+
+    def save() -> None:  # after every part: a later part's failure keeps the earlier ones
+        REPORTS.mkdir(parents=True, exist_ok=True)
+        results_path.write_text(json.dumps(results, indent=1, default=str))
+        (REPORTS / "qa.md").write_text(report(results))
+
     if args.retrieval:
         ret = retrieval(qa, scored, docs, relevant, companies, args.llm_rerank, cross)
         results["retrieval"] = ret | {
@@ -634,6 +640,7 @@ def main(argv: list[str] | None = None) -> int:
             "reranker": cross_id,
             "reader": args.reader,
         }
+        save()
     # answers: a deterministic sample spread over the question list
     step = max(1, len(scored) // max(args.answers, 1))
     sample = scored[::step][: args.answers]
@@ -643,8 +650,10 @@ def main(argv: list[str] | None = None) -> int:
         fb = answers(qa, sample, docs, args.answers, "financebench", scope)
         results["financebench"] = fb | {"run": run}
         results["audit"] = auditability(store, fb.get("rows", []))
+        save()
     if args.tatqa:
         results["tatqa"] = tatqa(settings, reader, args.tatqa, args.work) | {"run": run}
+        save()
     if args.recovery:
         pdfs = sorted(qa_data.pdf_paths().values(), key=lambda p: p.stat().st_size)[:6]
         results["recovery"] = recovery(pdfs, args.recovery)

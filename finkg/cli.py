@@ -22,6 +22,7 @@ from finkg.cli_impact import impact
 from finkg.cli_movement import forecast_command, train_retriever_command
 from finkg.cli_qa import ask
 from finkg.cli_recommend import recommend
+from finkg.cli_rerank import train_reranker_command
 from finkg.cli_support import FinkgGroup, _open, _progress, _settings, err, out, store_option
 from finkg.config import Settings
 from finkg.errors import InputError
@@ -695,6 +696,7 @@ cli.add_command(forecast_command)
 cli.add_command(train_retriever_command)
 cli.add_command(ask)
 cli.add_command(bank)
+cli.add_command(train_reranker_command)
 
 
 def main() -> None:

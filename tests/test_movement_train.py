@@ -124,5 +124,5 @@ def test_training_moves_the_retriever_towards_the_reader(store: BaseStore, tmp_p
         config=MovementConfig(sample=0.03),
     )
     assert 0 < len(f.hits) <= 5 and f.prediction is not None
-    with pytest.raises(InputError, match="no trained retriever"):
+    with pytest.raises(InputError, match="no trained model"):
         finseer.FinSeer(tmp_path / "nothing")

@@ -398,3 +398,14 @@ def test_tied_passages_share_their_mean_rank(world) -> None:
     assert ranks.tolist() == [pytest.approx((1 + len(pool)) / 2)] * len(pool)
     hits = retriever.fuse(pool, {"sparse": ranks})
     assert len({h.score for h in hits}) == 1
+
+
+def test_a_cross_encoder_that_was_never_trained_is_named_with_the_command(tmp_path) -> None:
+    from finkg.tasks.qa_setup import open_reranker
+
+    settings = Settings(home=tmp_path)
+    assert open_reranker("auto", settings, ScriptedLLM()) is None  # auto falls back to none
+    with pytest.raises(InputError, match="finkg train-reranker"):
+        open_reranker("cross", settings, ScriptedLLM())
+    with pytest.raises(InputError, match="unknown reranker"):
+        open_reranker("colbert", settings, ScriptedLLM())

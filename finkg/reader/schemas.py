@@ -151,6 +151,15 @@ class EntitySelection(_Out):
     selected: list[str] = Field(description="IRIs copied exactly from the candidate list")
 
 
+# -- paper 002 §4.3, stage 2: a question a company's passage answers --------------------
+
+
+class ChunkQuestion(_Out):
+    """A question the reader writes for a passage, to adapt the reranker to a company."""
+
+    question: str = Field(min_length=10, max_length=200)
+
+
 OUTPUTS: dict[str, type[_Out]] = {
     "impact": ImpactPrediction,
     "movement": MovementPrediction,
@@ -158,4 +167,5 @@ OUTPUTS: dict[str, type[_Out]] = {
     "tool": ToolCall,
     "recommendation": Recommendation,
     "selection": EntitySelection,
+    "chunk_question": ChunkQuestion,
 }

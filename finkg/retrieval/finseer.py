@@ -9,14 +9,12 @@ movement given the query and that one candidate (eq. 4). Training minimises, per
 over L2-normalised embeddings of a bi-encoder initialised from the packaged MiniLM, with
 AdamW, one example per step, in a seeded order. The result is saved as a
 sentence-transformers folder under `model/` beside a `manifest.json` written by the caller
-(`finkg.tasks.movement_train`); `FinSeer.open(folder)` refuses a folder without one.
+(`finkg.tasks.movement_train`); `FinSeer(folder)` refuses a folder without one (the folder
+rules are `finkg.retrieval.trained`'s, shared with the QA reranker).
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
-import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,8 +23,11 @@ import numpy as np
 
 from finkg.errors import InputError
 from finkg.retrieval.embed import Embedder, _load, _normalise, packaged_model_dir
+from finkg.retrieval.trained import MANIFEST as MANIFEST  # re-exported for callers
+from finkg.retrieval.trained import offline, read_manifest
+from finkg.retrieval.trained import weights_digest as weights_digest
 
-MANIFEST = "manifest.json"
+TRAIN = "finkg train-retriever"
 KIND = "finkg-finseer"
 FORMAT = 1
 
@@ -92,8 +93,7 @@ def train(
         raise InputError("temperatures must be positive", field="alpha/tau", value=(alpha, tau))
     torch.manual_seed(seed)
     torch.set_num_threads(threads)
-    os.environ["HF_HUB_OFFLINE"] = "1"  # never reach for a hub: the weights are local
-    os.environ["TRANSFORMERS_OFFLINE"] = "1"
+    offline()
     from sentence_transformers import SentenceTransformer
 
     # a copy of its own: the cached MiniLM that `minilm` retrieval reads stays untouched
@@ -126,13 +126,6 @@ def train(
     return history
 
 
-def weights_digest(folder: Path) -> str:
-    digest = hashlib.sha256()
-    for path in sorted((folder / "model").rglob("*.safetensors")):
-        digest.update(path.read_bytes())
-    return digest.hexdigest()
-
-
 class FinSeer:
     """A trained retriever's encoder (the `Embedder` protocol)."""
 
@@ -140,17 +133,7 @@ class FinSeer:
 
     def __init__(self, folder: Path, *, threads: int = 1) -> None:
         folder = Path(folder)
-        path = folder / MANIFEST
-        if not path.is_file():
-            raise InputError(
-                "no trained retriever here",
-                field="--model-dir",
-                value=str(folder),
-                hint="train one with finkg train-retriever (or pass --model-dir)",
-            )
-        self.manifest = json.loads(path.read_text(encoding="utf-8"))
-        if self.manifest.get("kind") != KIND or self.manifest.get("format") != FORMAT:
-            raise InputError("not a finkg FinSeer folder", field="--model-dir", value=str(folder))
+        self.manifest = read_manifest(folder, kind=KIND, format=FORMAT, train=TRAIN)
         self.model_id = self.manifest["model_id"]
         self.model = _load(folder / "model", threads)
 

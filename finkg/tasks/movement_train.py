@@ -46,6 +46,7 @@ from finkg.retrieval.sequence_retrievers import (
     top_k,
 )
 from finkg.retrieval.sequences import Progress, Query, WindowPool, build_query
+from finkg.retrieval.trained import write_manifest
 from finkg.tasks.movement import LABELS, label_probabilities, movement_messages
 
 TABLE2 = (33, 5, 33)  # ACL18 train / valid / test stocks (paper 001 Table 2)
@@ -359,7 +360,7 @@ def train_retriever(
         "valid_kl": {},
         "created": dt.datetime.now(dt.UTC).isoformat(),
     }
-    (folder / finseer.MANIFEST).write_text(json.dumps(manifest, indent=2), encoding="utf-8")
+    write_manifest(folder, manifest)
     trained = finseer.FinSeer(folder, threads=settings.threads)
     manifest["valid_kl"] = {
         "base_minilm": finseer.mean_loss(base, valid_x, alpha=config.alpha, tau=config.tau),
@@ -370,5 +371,5 @@ def train_retriever(
         "finseer": finseer.mean_loss(trained, train_x, alpha=config.alpha, tau=config.tau),
     }
     manifest["seconds"] = round(time.perf_counter() - started, 1)
-    (folder / finseer.MANIFEST).write_text(json.dumps(manifest, indent=2), encoding="utf-8")
+    write_manifest(folder, manifest)
     return manifest

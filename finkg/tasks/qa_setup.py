@@ -19,6 +19,7 @@ from finkg.retrieval.bank import Matcher
 from finkg.retrieval.passages import PassageRetriever
 from finkg.retrieval.persist import Progress
 from finkg.retrieval.rerank import LLMReranker, Reranker
+from finkg.retrieval.trained import MANIFEST
 from finkg.tasks.qa import QA, QAConfig
 
 RERANKERS = ("auto", "cross", "llm", "none")
@@ -50,9 +51,21 @@ def open_reranker(name: str, settings: Settings, llm: LLM) -> Reranker | None:
         return None
     if name == "llm":
         return LLMReranker(llm)
-    from finkg.retrieval.cross_encoder import open_cross_encoder
+    from finkg.tasks.rerank_train import default_model_dir, open_cross_encoder
 
-    return open_cross_encoder(settings, required=name == "cross")
+    # the company-adapted stage 2 when trained, else the general stage 1
+    for stage in (2, 1):
+        if (default_model_dir(settings, stage) / MANIFEST).exists():
+            return open_cross_encoder(settings, stage=stage)
+    if name == "auto":
+        return None
+    raise InputError(
+        "no trained cross-encoder",
+        field="--rerank",
+        value=name,
+        hint=f"train it with `finkg train-reranker` (into {default_model_dir(settings, 2)}), "
+        "or use --rerank llm or none",
+    )
 
 
 def open_qa(
