@@ -217,7 +217,7 @@ def retrieval(qa, questions, docs, relevant, companies, llm_sample: int, cross) 
             # what `finkg ask` reranks by default
             hybrid = r.fuse(pool, {p: ranks[p] for p in qa.config.paths})[: qa.config.pool]
             texts = {h.node: t for h, t in zip(hybrid, _texts(qa.store, hybrid), strict=True)}
-            if cross is not None:
+            if cross is not None and setting == "own document":  # the answers' setting
                 t = time.perf_counter()
                 order = rerank(cross, q.question, [(h.node, texts[h.node]) for h in hybrid])
                 seconds["rerank (cross)"].append(time.perf_counter() - t)
@@ -485,7 +485,8 @@ def report(results: dict) -> str:
             f"{ret['absent']} whose PDF is absent are left out (their only corpus would be their "
             "own evidence pages, which flatters any retriever). A chunk is relevant when its "
             "span overlaps an evidence page's span. Methods fuse their paths by RRF (k=60); "
-            "rerankers reorder the top 20 of `finkg ask`'s default (hybrid: BM25 + dense). "
+            "rerankers reorder the top 20 of `finkg ask`'s default (hybrid: BM25 + dense), "
+            "in the own-document setting (the one the answers use; time). "
             f"Cross-encoder: `{ret['reranker']}`; LLM yes/no: reader `{ret['reader']}` on the "
             "first questions only (time).",
             "",

@@ -278,41 +278,6 @@ def test_past_the_context_window_the_weakest_passage_goes(world) -> None:
     assert [b.id for b in asked.blocks] == ["C1", "C2"]
 
 
-def test_the_cli_answers_and_prints_json(world, monkeypatch) -> None:
-    """The command's own path (options, opening indexes, bank and reranker, printing); the
-    reader is the fake above (a packaged reader's JSON answer takes minutes on two cores and
-    is exercised by benchmarks/qa.py)."""
-    import finkg.reader.backends
-
-    monkeypatch.setattr(
-        finkg.reader.backends, "open_reader", lambda *a, **k: ScriptedLLM(respond=_respond)
-    )
-    root, settings, store, manifest, _ = world
-    store.close()
-    runner = CliRunner()
-    env = {"FINKG_HOME": str(settings.home), "FINKG_EMBEDDER": "hash"}
-    args = [
-        "ask",
-        manifest.qa[2].question,
-        "--store",
-        str(root / "store"),
-        "--json",
-        "--rerank",
-        "none",
-    ]
-    result = runner.invoke(cli, args, env=env)
-    assert result.exit_code == 0, result.output
-    report = json.loads(result.output)
-    assert report["validation_status"] in STATUSES and report["summary"]
-    assert report["scores"]["j"] == 1.0 and report["evidence"][0]["id"] == "C1"
-    assert report["answer"].startswith("https://w3id.org/finkg/id/answer/")
-    assert report["routes"][0]["route"] == "documents"
-    bad = runner.invoke(
-        cli, ["ask", "x", "--store", str(root / "store"), "--as-of", "2020-01-01T10:00"], env=env
-    )
-    assert bad.exit_code == 2 and "needs a zone" in bad.output
-
-
 def test_bank_add_checks_every_line_before_writing_and_ask_then_uses_it(world, tmp_path) -> None:
     root, settings, _, manifest, _ = world
     location = tmp_path / "store"
@@ -409,3 +374,39 @@ def test_a_cross_encoder_that_was_never_trained_is_named_with_the_command(tmp_pa
         open_reranker("cross", settings, ScriptedLLM())
     with pytest.raises(InputError, match="unknown reranker"):
         open_reranker("colbert", settings, ScriptedLLM())
+
+
+# last: it closes the module's store to open it through the CLI
+def test_the_cli_answers_and_prints_json(world, monkeypatch) -> None:
+    """The command's own path (options, opening indexes, bank and reranker, printing); the
+    reader is the fake above (a packaged reader's JSON answer takes minutes on two cores and
+    is exercised by benchmarks/qa.py)."""
+    import finkg.reader.backends
+
+    monkeypatch.setattr(
+        finkg.reader.backends, "open_reader", lambda *a, **k: ScriptedLLM(respond=_respond)
+    )
+    root, settings, store, manifest, _ = world
+    store.close()
+    runner = CliRunner()
+    env = {"FINKG_HOME": str(settings.home), "FINKG_EMBEDDER": "hash"}
+    args = [
+        "ask",
+        manifest.qa[2].question,
+        "--store",
+        str(root / "store"),
+        "--json",
+        "--rerank",
+        "none",
+    ]
+    result = runner.invoke(cli, args, env=env)
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.output)
+    assert report["validation_status"] in STATUSES and report["summary"]
+    assert report["scores"]["j"] == 1.0 and report["evidence"][0]["id"] == "C1"
+    assert report["answer"].startswith("https://w3id.org/finkg/id/answer/")
+    assert report["routes"][0]["route"] == "documents"
+    bad = runner.invoke(
+        cli, ["ask", "x", "--store", str(root / "store"), "--as-of", "2020-01-01T10:00"], env=env
+    )
+    assert bad.exit_code == 2 and "needs a zone" in bad.output
