@@ -31,6 +31,7 @@ from finkg.ontology.terms import FKG
 from finkg.reader.llm import ReaderError, ScriptedLLM
 from finkg.shapes.validate import validate_store
 from finkg.tasks import recommend as R
+from finkg.tasks.recommend_window import count_tokens
 
 ATHENS = ZoneInfo("Europe/Athens")
 AS_OF = dt.datetime(2019, 8, 1, tzinfo=ATHENS)
@@ -155,7 +156,7 @@ def test_full_baseline_injects_the_graph_cut_to_the_context_window(
     )
     assert narrow.truncated > 0
     # the scripted reader has no tokenizer: about three characters a token
-    assert R.count_tokens(ScriptedLLM(), narrow.prompts[0]) <= 3000 - 3 * 300 - 300
+    assert count_tokens(ScriptedLLM(), narrow.prompts[0]) <= 3000 - 3 * 300 - 300
 
 
 def _graph_terms(store: BaseStore, graph: NamedNode) -> tuple[set[str], set[str]]:

@@ -32,7 +32,6 @@ subgraph, a prompt or the output, whatever IRI a reader names.
 from __future__ import annotations
 
 import datetime as dt
-import json
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -44,16 +43,20 @@ from pyoxigraph import NamedNode, Triple
 from finkg import queries
 from finkg.config import Settings
 from finkg.errors import FinkgError, InputError, TimestampError
-from finkg.kg.export import to_jsonld
-from finkg.kg.iri import mint
-from finkg.kg.outputs import RunRecord, Used, run_iri, write_output
 from finkg.kg.store import BaseStore
 from finkg.ontology.terms import FKG, FKG_NS
 from finkg.reader.llm import LLM, ContextOverflow, Message
-from finkg.reader.read import MAX_REPAIRS, OutputCache, ReadResult, prompt, read
+from finkg.reader.read import OutputCache, ReadResult, prompt, read
 from finkg.reader.schemas import Recommendation, Recommended
 from finkg.retrieval import subgraph as sg
-from finkg.tasks.records import recommendation_quads
+from finkg.tasks.recommend_output import write_recommendation
+from finkg.tasks.recommend_window import (
+    cut_to_window,
+    final_values,
+    jsonld_nodes,
+    newest_first,
+    node_text,
+)
 
 VARIANTS = ("multi", "parallel", "full")
 ALL = 1_000_000  # "list everything" for sg.candidates; the newest are kept afterwards
@@ -110,7 +113,7 @@ class Stage:
     nodes: list[dict[str, Any]]  # the JSON-LD nodes given to later prompts
 
     def text(self) -> str:
-        return _text(self.nodes)
+        return node_text(self.nodes)
 
     def summary(self) -> dict[str, object]:
         s, r = self.selection, self.selection.result if self.selection else None
@@ -243,11 +246,13 @@ def recommend(
         stages = _full_graph(store, graphs, customer, as_of, assets)
     else:
         stages = _retrieve(store, reader, request, graphs, as_of, config, cache)
-    personal, market, truncated = _cut(reader, stages, config, customer, profile, as_of, assets)
+    personal, market, truncated = cut_to_window(
+        reader, stages, config, customer, profile, as_of, assets
+    )
     stages = [personal, market]
     nodes = sorted({n["id"] for s in stages for n in s.nodes})
     offered = [a.iri for a in assets]
-    values = _final_values(config, customer, profile, as_of, personal, market, assets)
+    values = final_values(config, customer, profile, as_of, personal, market, assets)
     result = read(
         reader,  # type: ignore[arg-type]
         prompt("recommend"),
@@ -272,7 +277,9 @@ def recommend(
         truncated,
     )
     if output is not None and write:
-        out.recommendation, out.written = _write(store, llm, out, customer, config, started)
+        out.recommendation, out.written = write_recommendation(
+            store, llm, out, customer, config, started
+        )
     out.seconds = time.perf_counter() - clock
     return out
 
@@ -342,11 +349,11 @@ def _select_in_context(
     nodes = personal.nodes
     while True:
         try:
-            return sg.select(reader, request, candidates, context=_text(nodes), cache=cache)  # type: ignore[arg-type]
+            return sg.select(reader, request, candidates, context=node_text(nodes), cache=cache)  # type: ignore[arg-type]
         except ContextOverflow:
             if not nodes:
                 raise
-            nodes = _newest_first(nodes)[: len(nodes) // 2]
+            nodes = newest_first(nodes)[: len(nodes) // 2]
 
 
 def _stage(
@@ -358,7 +365,7 @@ def _stage(
     as_of: dt.datetime,
 ) -> Stage:
     triples = subgraph(store, nodes, graphs=graphs, before=as_of)
-    return Stage(name, selection, triples, _nodes(triples))
+    return Stage(name, selection, triples, jsonld_nodes(triples))
 
 
 def subgraph(
@@ -385,7 +392,7 @@ def _full_graph(
     as_of: dt.datetime,
     assets: sg.Candidates,
 ) -> list[Stage]:
-    """FLARKO's baseline: the whole PKG and MKG as of D (`_cut` fits it to the window)."""
+    """FLARKO's baseline: the whole PKG and MKG as of D (`cut_to_window` fits it to the window)."""
     txs = sg.candidates(store, FKG.Transaction, graphs=[graphs[0]], before=as_of, cap=ALL)
     sums = sg.candidates(store, FKG.PriceSummary, graphs=[graphs[1]], before=as_of, cap=ALL)
     pkg = subgraph(store, [customer.value, *(c.iri for c in txs)], graphs=graphs, before=as_of)
@@ -393,110 +400,9 @@ def _full_graph(
         store, [*(a.iri for a in assets), *(c.iri for c in sums)], graphs=[graphs[1]], before=as_of
     )
     return [
-        Stage("full-personal", None, pkg, _nodes(pkg)),
-        Stage("full-market", None, mkg, _nodes(mkg)),
+        Stage("full-personal", None, pkg, jsonld_nodes(pkg)),
+        Stage("full-market", None, mkg, jsonld_nodes(mkg)),
     ]
-
-
-def _cut(
-    reader: _Recording,
-    stages: list[Stage],
-    config: RecommendConfig,
-    customer: NamedNode,
-    profile: str,
-    as_of: dt.datetime,
-    assets: sg.Candidates,
-) -> tuple[Stage, Stage, int]:
-    """The personal and market stages cut to fit the reader's context window: the nodes are
-    serialized as one list (personal, then market; each timeless first, then newest first)
-    and cut at the end, as paper 004's full-KG baseline is. Retrieved subgraphs are small
-    and usually fit whole; whatever was cut is neither shown nor citable."""
-    personal, market = stages
-    ordered = _newest_first(personal.nodes) + _newest_first(market.nodes)
-    personal_ids = {n["id"] for n in personal.nodes}
-    keep = _fit(reader, ordered, personal_ids, config, customer, profile, as_of, assets)
-    if keep == len(ordered):
-        return personal, market, 0
-    kept = {n["id"] for n in ordered[:keep]}
-
-    def cut(stage: Stage) -> Stage:
-        triples = [t for t in stage.triples if t.subject.value in kept]
-        nodes = [n for n in stage.nodes if n["id"] in kept]
-        return Stage(stage.name, stage.selection, triples, nodes)
-
-    return cut(personal), cut(market), len(ordered) - keep
-
-
-def _fit(
-    reader: _Recording,
-    ordered: list[dict[str, Any]],
-    personal_ids: set[str],
-    config: RecommendConfig,
-    customer: NamedNode,
-    profile: str,
-    as_of: dt.datetime,
-    assets: sg.Candidates,
-) -> int:
-    """How many of `ordered` fit the context window beside the prompt and the reply."""
-    window = getattr(reader.llm, "n_ctx", None) or config.n_ctx
-    # room for the reply and for the two repairs read() may send (each adds the failed
-    # reply and a short correction to the prompt)
-    budget = int(window) - (1 + MAX_REPAIRS) * config.max_tokens - 150 * MAX_REPAIRS
-    template = prompt("recommend")
-
-    def fits(k: int) -> bool:
-        head = ordered[:k]
-        p = [n for n in head if n["id"] in personal_ids]
-        m = [n for n in head if n["id"] not in personal_ids]
-        values = _final_values(config, customer, profile, as_of, _Texts(p), _Texts(m), assets)
-        return count_tokens(reader.llm, template.render(values)) <= budget
-
-    lo, hi = 0, len(ordered)
-    if fits(hi):
-        return hi
-    while lo < hi:  # the largest k that fits
-        mid = (lo + hi + 1) // 2
-        if fits(mid):
-            lo = mid
-        else:
-            hi = mid - 1
-    return lo
-
-
-@dataclass
-class _Texts:
-    nodes: list[dict[str, Any]]
-
-    def text(self) -> str:
-        return _text(self.nodes)
-
-
-def count_tokens(llm: LLM, messages: list[Message]) -> int:
-    """The reader's own count when it has one, else about three characters a token."""
-    count = getattr(llm, "count_tokens", None)
-    if callable(count):
-        return int(count(messages))
-    return sum(len(m["content"]) for m in messages) // 3 + 1
-
-
-def _final_values(
-    config: RecommendConfig,
-    customer: NamedNode,
-    profile: str,
-    as_of: dt.datetime,
-    personal: Stage | _Texts,
-    market: Stage | _Texts,
-    assets: sg.Candidates,
-) -> dict[str, object]:
-    return {
-        "request": config.request.strip(),
-        "customer": customer.value,
-        "profile": profile or "profile not given",
-        "as_of": as_of.isoformat(),
-        "personal": personal.text(),
-        "market": market.text(),
-        "assets": assets.listing(),
-    }
 
 
 def _profile(store: BaseStore, customer: NamedNode, graph: NamedNode) -> str:
@@ -512,88 +418,6 @@ def _profile(store: BaseStore, customer: NamedNode, graph: NamedNode) -> str:
 def _newest(found: sg.Candidates, n: int) -> sg.Candidates:
     """The `n` newest candidates (they come oldest first), still oldest first."""
     return sg.Candidates(found[-n:] if n else [], total=found.total, kind=found.kind)
-
-
-def _nodes(triples: list[Triple]) -> list[dict[str, Any]]:
-    """The compact JSON-LD nodes of `triples` (finkg's context), in id order."""
-    if not triples:
-        return []
-    return sorted(to_jsonld(triples)["@graph"], key=lambda n: n["id"])
-
-
-def _newest_first(nodes: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Timeless nodes (customer, assets) first, then newest first."""
-    return sorted(nodes, key=lambda n: (n.get("availableAt") is not None, _neg(n), n["id"]))
-
-
-def _neg(node: dict[str, Any]) -> float:
-    at = node.get("availableAt")
-    return -dt.datetime.fromisoformat(at).timestamp() if isinstance(at, str) else 0.0
-
-
-def _text(nodes: list[dict[str, Any]]) -> str:
-    if not nodes:
-        return "(none)"
-    return json.dumps(nodes, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
-
-
-def _write(
-    store: BaseStore,
-    llm: LLM,
-    out: RecommendResult,
-    customer: NamedNode,
-    config: RecommendConfig,
-    started: dt.datetime,
-) -> tuple[NamedNode, bool]:
-    assert out.output is not None
-    r = out.read
-    base = store.graphs.base
-    key = (config.variant, out.user, out.as_of.isoformat(), llm.model_id)
-    rec = mint("recommendation", *key, base=base)
-    run = run_iri(store, "recommend", *key, r.prompt_hash)
-    evidence = {
-        t.subject.value for s in out.stages for t in s.triples if t.predicate == FKG.availableAt
-    }
-    used: list[NamedNode] = []
-    for s in out.stages:
-        picked = s.selection.selected if s.selection else [n["id"] for n in s.nodes]
-        used += [NamedNode(i) for i in picked if NamedNode(i) not in used]
-    invalid = sum(s.selection.invalid_count for s in out.stages if s.selection) + len(
-        r.invalid_citations
-    )
-    record = RunRecord(
-        task="recommend",
-        model_id=llm.model_id,
-        started=started,
-        ended=dt.datetime.now(dt.UTC),
-        prompt_hash=r.prompt_hash,
-        template_hash=r.prompt_sha256,
-        parameters={
-            **config.parameters(),
-            "user": out.user,
-            "stages": [s.summary() for s in out.stages],
-            "truncated_nodes": out.truncated,
-            "prompt_tokens": out.prompt_tokens,
-        },
-        tokens_in=out.prompt_tokens,
-        tokens_out=sum(x.tokens_out for x in out.reads),
-        json_valid=r.json_valid,
-        invalid_citations=invalid,
-        used=[Used(n, rank) for rank, n in enumerate(used, start=1)],
-    )
-    quads = recommendation_quads(
-        out.output,
-        output=rec,
-        customer=customer,
-        run=run,
-        as_of=out.as_of,
-        evidence=evidence,
-        graph=store.graphs.outputs,
-    )
-    commit = write_output(
-        store, record, quads, output=rec, run=run, note=f"recommend {config.variant}"
-    )
-    return rec, commit is not None
 
 
 class RecommendationRejected(FinkgError):
