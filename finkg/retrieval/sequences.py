@@ -191,17 +191,13 @@ class WindowPool:
             raise InputError("a decision instant needs a zone", field="before", value=before)
         if not 0 < sample <= 1:
             raise InputError("a sample is a fraction in (0, 1]", field="sample", value=sample)
-        companies = (
-            None
-            if universe is None
-            else {mint("company", t.upper(), base=store.graphs.base) for t in universe}
-        )
-        found = queries.run(store, "movement_windows", {"before": before, "since": since})
-        rows = [
-            r
-            for r in found  # type: ignore[union-attr]
-            if (companies is None or r["company"] in companies) and keep(r["window"].value, sample)
-        ]
+        bindings: dict[str, object] = {"before": before, "since": since}
+        if universe is not None:
+            bindings["company"] = sorted(
+                {mint("company", t.upper(), base=store.graphs.base) for t in universe}, key=str
+            )
+        found = queries.run(store, "movement_windows", bindings)
+        rows = [r for r in found if keep(r["window"].value, sample)]  # type: ignore[union-attr]
         rows.sort(key=lambda r: r["window"].value)
         iris = [r["window"].value for r in rows]
         texts = _texts(store, iris, progress)
