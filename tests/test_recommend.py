@@ -274,6 +274,28 @@ def _cut(src: Path, dst: Path, day: dt.date) -> Path:
     return dst
 
 
+def test_the_contract_bounds_what_a_reply_may_cite() -> None:
+    """Each pick cites at most EVIDENCE_PER_ASSET nodes, in the grammar too: an unbounded
+    list let a small reader cite until its token budget cut the JSON off."""
+    from pydantic import ValidationError
+
+    from finkg.reader.schemas import EVIDENCE_PER_ASSET
+
+    nodes = [f"https://e.org/node/{i}" for i in range(10)]
+    assets = [f"https://e.org/asset/{i}" for i in range(4)]
+    model = R.contract(assets, nodes)
+
+    def reply(cited: int) -> dict[str, object]:
+        picks = [{"asset": a, "reason": "fits", "evidence": nodes[:cited]} for a in assets[:3]]
+        return {"recommendations": picks}
+
+    model.model_validate(reply(EVIDENCE_PER_ASSET))
+    with pytest.raises(ValidationError, match="at most 3 items"):
+        model.model_validate(reply(EVIDENCE_PER_ASSET + 1))
+    assert f'"maxItems": {EVIDENCE_PER_ASSET}' in json.dumps(model.model_json_schema())
+    assert R.RecommendConfig().max_tokens >= 600  # three bounded picks fit the reply budget
+
+
 @pytest.mark.parametrize("variant", R.VARIANTS)
 def test_data_after_the_date_changes_no_prompt(
     world: tuple[Path, list[str]], tmp_path: Path, variant: str

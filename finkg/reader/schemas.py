@@ -126,10 +126,19 @@ class ToolCall(_Out):
 # -- paper 004: recommendation and entity selection --------------------------------------
 
 
+# A recommendation reply must fit its token budget (`RecommendConfig.max_tokens`): node IRIs
+# run to 20-40 tokens each, so an unbounded evidence list let a small reader cite until the
+# budget cut its JSON off.
+EVIDENCE_PER_ASSET = 3
+
+
 class Recommended(_Out):
     asset: str = Field(description="the asset's IRI as given in the subgraph")
-    reason: str = Field(max_length=400)
-    evidence: list[str] = Field(description="IRIs of subgraph nodes the reason rests on")
+    reason: str = Field(max_length=300)
+    evidence: list[str] = Field(
+        description="IRIs of subgraph nodes the reason rests on",
+        max_length=EVIDENCE_PER_ASSET,
+    )
 
 
 class Recommendation(_Out):

@@ -47,7 +47,7 @@ from finkg.kg.store import BaseStore
 from finkg.ontology.terms import FKG, FKG_NS
 from finkg.reader.llm import LLM, ContextOverflow, Message
 from finkg.reader.read import OutputCache, ReadResult, prompt, read
-from finkg.reader.schemas import Recommendation, Recommended
+from finkg.reader.schemas import EVIDENCE_PER_ASSET, Recommendation, Recommended
 from finkg.retrieval import subgraph as sg
 from finkg.tasks.recommend_output import write_recommendation
 from finkg.tasks.recommend_window import (
@@ -74,7 +74,7 @@ class RecommendConfig:
     transactions: int = 40  # PTR: the customer's newest transactions listed
     summaries: int = 30  # MR: the newest ten-week summaries listed (every asset is listed too)
     n_ctx: int = 4096  # the reader's context window when it does not say (full baseline)
-    max_tokens: int = 500  # for the recommendation reply
+    max_tokens: int = 640  # for the recommendation reply (three bounded picks fit)
     request: str = DEFAULT_REQUEST
 
     def __post_init__(self) -> None:
@@ -290,7 +290,7 @@ def contract(assets: Sequence[str], nodes: Sequence[str]) -> type[Recommendation
     node_type: Any = Literal[tuple(sorted(nodes))] if nodes else str  # type: ignore[valid-type]
     evidence = Field(
         description="ids of graph nodes the reason rests on",
-        max_length=len(nodes) if nodes else 0,
+        max_length=min(len(nodes), EVIDENCE_PER_ASSET),
     )
     item = create_model(
         "RecommendedHere",
