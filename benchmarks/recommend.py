@@ -22,10 +22,12 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import re
 import statistics
 import sys
 import tempfile
 import time
+from collections import Counter
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
@@ -92,6 +94,8 @@ def main(argv: list[str] | None = None) -> int:
     stats: dict[str, dict[str, list[float]]] = {
         v: {"tokens": [], "final": [], "seconds": [], "cut": [], "failed": []} for v in VARIANTS
     }
+    reasons: dict[str, Counter[str]] = {v: Counter() for v in VARIANTS}
+    clock = time.perf_counter()
     for user in users:
         for day in dates:
             as_of = dt.datetime.combine(day, dt.time(), ATHENS)
@@ -113,16 +117,20 @@ def main(argv: list[str] | None = None) -> int:
                 s["seconds"].append(seconds)
                 s["cut"].append(r.truncated)
                 s["failed"].append(0.0 if r.ok else 1.0)
+                if not r.ok:
+                    reasons[variant][_reason(r.read.error)] += 1
                 print(
                     f"{user[:8]} {day} {variant:8s} ok={r.ok} assets={[a[-12:] for a in r.assets]}"
                     f" tokens={r.prompt_tokens} cut={r.truncated} {seconds:.1f}s"
                     f" pref={hits.hit(r.assets, outcome.purchased):.0f}"
                     f" prof={hits.hit(r.assets, outcome.profitable):.0f}"
-                    f" comb={hits.hit(r.assets, outcome.combined):.0f}",
+                    f" comb={hits.hit(r.assets, outcome.combined):.0f}"
+                    + ("" if r.ok else f" failed: {_reason(r.read.error)}"),
                     flush=True,
                 )
     results = {v: hits.hits_at_3(rows[v]) for v in VARIANTS}
-    lines = _report(args, size, dates, users, results, stats)
+    wall = time.perf_counter() - clock
+    lines = _report(args, size, dates, users, results, stats, reasons, wall)
     png = args.report.with_suffix(".png")
     _figure(args.model, results, png)
     args.report.parent.mkdir(parents=True, exist_ok=True)
@@ -143,7 +151,14 @@ def _mean(xs: list[float]) -> float:
     return statistics.fmean(xs) if xs else 0.0
 
 
-def _report(args, size, dates, users, results, stats) -> list[str]:  # type: ignore[no-untyped-def]
+def _reason(error: str | None) -> str:
+    """A failed reply's error without what varies between replies (positions, values)."""
+    text = (error or "no reply").removeprefix("reply: ")
+    text = re.sub(r" at line \d+ column \d+", "", text)
+    return text.split(" (got ")[0].split(" [type=")[0][:120]
+
+
+def _report(args, size, dates, users, results, stats, reasons, wall) -> list[str]:  # type: ignore[no-untyped-def]
     n = len(dates) * len(users)
     lines = [
         "# Recommendation benchmark (paper 004, RAG-FLARKO)",
@@ -193,8 +208,17 @@ def _report(args, size, dates, users, results, stats) -> list[str]:  # type: ign
         "Prompt tokens are the reader's own counts (llama.cpp), repairs included. The paper's "
         "claim is a smaller context: compare the final prompt, which for the full baseline is "
         "the whole graph cut to the window, with the retrieved subgraphs. With this sample "
-        "size the metrics are indicative only; the run command is in this script's docstring.",
+        "size the metrics are indicative only.",
     ]
+    failed = [(v, why, k) for v in ("full", "parallel", "multi") for why, k in reasons[v].items()]
+    if failed:
+        lines += ["", "Why replies failed the contract (after two repairs):", ""]
+        lines += [f"- {NAMES[v]}: {k} x {why}" for v, why, k in failed]
+    command = (
+        f"python benchmarks/recommend.py --model {args.model} --users {len(users)} "
+        f"--dates {len(dates)}"
+    )
+    lines += ["", f"Run: `{command}`, {wall / 60:.0f} minutes on 2 CPU cores."]
     return lines
 
 
