@@ -95,6 +95,7 @@ def main(argv: list[str] | None = None) -> int:
         v: {"tokens": [], "final": [], "seconds": [], "cut": [], "failed": []} for v in VARIANTS
     }
     reasons: dict[str, Counter[str]] = {v: Counter() for v in VARIANTS}
+    offered: list[tuple[list[str], hits.Outcome]] = []  # for the chance reference
     clock = time.perf_counter()
     for user in users:
         for day in dates:
@@ -111,6 +112,8 @@ def main(argv: list[str] | None = None) -> int:
                 r = recommend(store, llm, user=user, as_of=as_of, config=config)
                 seconds = time.perf_counter() - started
                 rows[variant].append((r.assets, outcome))
+                if variant == VARIANTS[0]:
+                    offered.append((r.offered_assets, outcome))
                 s = stats[variant]
                 s["tokens"].append(r.prompt_tokens)
                 s["final"].append(r.read.tokens_in / max(1, r.read.attempts))
@@ -129,11 +132,12 @@ def main(argv: list[str] | None = None) -> int:
                     flush=True,
                 )
     results = {v: hits.hits_at_3(rows[v]) for v in VARIANTS}
+    results["chance"] = hits.chance_at_3(offered)
     wall = time.perf_counter() - clock
     lines = _report(args, size, dates, users, results, stats, reasons, wall)
     png = args.report.with_suffix(".png")
-    _figure(args.model, results, png)
     args.report.parent.mkdir(parents=True, exist_ok=True)
+    _figure(args.model, results, png)
     args.report.write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
     print(f"report: {args.report}")
@@ -185,6 +189,16 @@ def _report(args, size, dates, users, results, stats, reasons, wall) -> list[str
     for v in ("full", "parallel", "multi"):
         h = results[v]
         lines.append(f"| {args.model} | {NAMES[v]} | {h.pref:.2f} | {h.prof:.2f} | {h.comb:.2f} |")
+    h = results["chance"]
+    lines += [
+        f"| (chance) | three random offered assets, expected | {h.pref:.2f} | {h.prof:.2f} "
+        f"| {h.comb:.2f} |",
+        "",
+        "Chance is what three different assets drawn at random from those offered would score "
+        "on the same customers and dates (`finkg.evaluation.hits.chance`): with few assets "
+        "and customers who buy many of them, Hits@3 is easy, and a variant's figure means "
+        "something only above it.",
+    ]
     lines += [
         "",
         f"![Figure 3 layout]({args.report.with_suffix('.png').name})",
@@ -234,6 +248,7 @@ def _figure(model: str, results, png: Path) -> None:  # type: ignore[no-untyped-
         axes, (("Pref@3", "pref"), ("Prof@3", "prof"), ("Comb@3", "comb")), strict=True
     ):
         ax.bar(range(3), [getattr(results[v], attr) for v in order], color=["#999", "#69c", "#c63"])
+        ax.axhline(getattr(results["chance"], attr), color="k", ls="--", lw=1, label="chance")
         ax.set_xticks(range(3), ["FLARKO", "Parallel", "Multi-stage"], fontsize=8)
         ax.set_title(name)
         ax.set_ylim(0, 1)

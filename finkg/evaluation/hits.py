@@ -23,6 +23,7 @@ two weeks over a test year).
 from __future__ import annotations
 
 import datetime as dt
+import math
 import statistics
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -102,6 +103,34 @@ def hits_at_3(rows: Sequence[tuple[Sequence[str], Outcome]]) -> Hits:
         statistics.fmean(hit(r, o.purchased) for r, o in rows),
         statistics.fmean(hit(r, o.profitable) for r, o in rows),
         statistics.fmean(hit(r, o.combined) for r, o in rows),
+        len(rows),
+    )
+
+
+def chance(offered: Sequence[str], relevant: Iterable[str], picks: int = 3) -> float:
+    """The expected `hit` of `picks` different assets drawn at random from `offered`: the
+    reference a Hits@3 figure needs when few assets are offered and customers buy many.
+
+    >>> chance(["a", "b", "c", "d"], {"a"})  # 1 - C(3, 3) / C(4, 3)
+    0.75
+    >>> chance(["a", "b", "c", "d"], set())
+    0.0
+    """
+    n = len(set(offered))
+    k = len(set(offered) & set(relevant))
+    if n < picks:
+        return 1.0 if k else 0.0
+    return 1.0 - math.comb(n - k, picks) / math.comb(n, picks)
+
+
+def chance_at_3(rows: Sequence[tuple[Sequence[str], Outcome]]) -> Hits:
+    """`hits_at_3` of random picks, expected: rows are (offered assets, outcome)."""
+    if not rows:
+        return Hits(0.0, 0.0, 0.0, 0)
+    return Hits(
+        statistics.fmean(chance(a, o.purchased) for a, o in rows),
+        statistics.fmean(chance(a, o.profitable) for a, o in rows),
+        statistics.fmean(chance(a, o.combined) for a, o in rows),
         len(rows),
     )
 
