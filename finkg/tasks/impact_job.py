@@ -271,6 +271,20 @@ class Span:
         return (self.end - dt.timedelta(microseconds=1)).date()
 
 
+def _validated(
+    store: BaseStore, variants: Sequence[str], span: Span, proxy: str
+) -> tuple[MarketCalendar, Validation]:
+    """The calendar and the validation period's weights, after refusing an unknown variant
+    (before any work)."""
+    from finkg.kg.calendar import get_calendar
+
+    for v in variants:
+        memory_of(store, v)
+    calendar = get_calendar()
+    found = validation(store, start=span.start, end=span.end, calendar=calendar, proxy=proxy)
+    return calendar, found
+
+
 def run_job(
     store: BaseStore,
     settings: Settings,
@@ -283,20 +297,10 @@ def run_job(
     progress: Callable[[str, int, int], None] | None = None,
 ) -> tuple[Validation, dict[str, RunSummary]]:
     """`finkg impact run`: indexes refreshed, weights from validation, variants run."""
-    from finkg.kg.calendar import get_calendar
     from finkg.reader.backends import open_reader
     from finkg.retrieval.indexes import open_indexes
 
-    for v in variants:
-        memory_of(store, v)  # refuse an unknown variant before any work
-    calendar = get_calendar()
-    validated = validation(
-        store,
-        start=validation_span.start,
-        end=validation_span.end,
-        calendar=calendar,
-        proxy=config.proxy,
-    )
+    calendar, validated = _validated(store, variants, validation_span, config.proxy)
     texts, vectors, _ = open_indexes(
         store,
         settings,
@@ -385,18 +389,7 @@ def feedback_job(
 ) -> dict[str, FeedbackReport]:
     """`finkg impact feedback`: outcomes and memory updates for every memory variant's
     predictions made since `since` whose horizons matured by `as_of`."""
-    from finkg.kg.calendar import get_calendar
-
-    for v in variants:
-        memory_of(store, v)  # refuse an unknown variant before any work
-    calendar = get_calendar()
-    validated = validation(
-        store,
-        start=validation_span.start,
-        end=validation_span.end,
-        calendar=calendar,
-        proxy=proxy,
-    )
+    calendar, validated = _validated(store, variants, validation_span, proxy)
     found = anchors(
         store,
         start=dt.datetime.combine(since, dt.time(0), as_of.tzinfo),
