@@ -25,8 +25,9 @@ from finkg.cli_support import _open, _settings, err, out, store_option
 @click.option(
     "--impact",
     is_flag=True,
-    help="Then run the event-impact job (paper 000) on the world's late news: static, memory "
-    "and shuffled-label variants, feedback, backtest, report (a few minutes).",
+    help="Build the world with its source-reliability signal planted densely (4 tickers), "
+    "then run the event-impact job (paper 000) on its late news: static, memory and "
+    "shuffled-label variants, feedback, backtest, report (a few minutes).",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @store_option
@@ -45,19 +46,21 @@ def demo(
     Writes the world's files (real formats, labelled synthetic), ingests them into the store
     (the default store unless --store; only a previous demo store is ever replaced),
     validates it, prints counts and a point-in-time query, and exports one subgraph as
-    JSON-LD. With --impact, the event-impact job then runs on the world's late news with the
-    rule analyst as its reader (`finkg.tasks.demo_impact`), and its report and equity curve
-    are written beside the world's files. Exit code 1 if the store does not conform to the
+    JSON-LD. With --impact, the world is built with its source-reliability signal planted
+    densely, and the event-impact job then runs on its late news with the rule analyst as
+    its reader (`finkg.tasks.demo_impact`); its report and equity curve are written beside
+    the world's files. Exit code 1 if the store does not conform to the
     shapes.
     """
     from finkg.demo.run import run_demo
     from finkg.demo.world import WorldSpec
-    from finkg.tasks.demo_impact import demo_impact, spans
+    from finkg.tasks.demo_impact import demo_impact, impact_world, spans
 
     settings = _settings(ctx)
     spec = WorldSpec(seed=seed, tickers=4, sessions=80, users=6) if small else WorldSpec(seed=seed)
     if impact:
         spans(spec)  # a world too short for the job is refused before any work
+        spec = impact_world(spec)
     files = files_dir or settings.home / "demo-files"
     location = store or settings.store_location
     found = None

@@ -23,20 +23,13 @@ from finkg.demo.world import WorldSpec
 from finkg.kg.store import open_store
 from finkg.ontology.terms import FKG
 from finkg.retrieval.memory import memory_counts
-from finkg.tasks.demo_impact import CONFIG, MIN_SESSIONS, demo_impact, spans
+from finkg.tasks.demo_impact import CONFIG, MIN_SESSIONS, demo_impact, impact_world, spans
 from finkg.tasks.impact_job import memory_of
 from tests.worlds import build, load
 
-SPEC = WorldSpec(
-    tickers=4,
-    sessions=MIN_SESSIONS,
-    users=1,
-    seed=3,
-    news_per_ticker_session=0.2,
-    extra_8k_per_ticker_session=0.5,  # many reported outlook 8-Ks, each with its chatter
-    guidance_drift=0.08,
-    chatter_contrary_share=1.0,  # the chatter is reliably wrong
-)
+# `finkg demo --impact`'s world (4 tickers, many reported outlook 8-Ks, each with chatter
+# that is reliably wrong), shorter, with one user and seed 3
+SPEC = impact_world(WorldSpec(sessions=MIN_SESSIONS, users=1, seed=3))
 VARIANTS = ["static", "cited", "shuffled-labels"]
 
 
