@@ -423,3 +423,11 @@ def test_a_personal_context_past_the_window_is_halved_until_the_market_prompt_fi
     assert len(personal.nodes) > 1  # the stage keeps its subgraph; only the context was cut
     tried = [c[1]["content"] for c in llm.calls if "Candidates (" in c[1]["content"]][1:]
     assert [len(NODE_ID.findall(p)) for p in tried] == [3, 1]  # all, then the newest half
+
+
+def test_chance_is_the_expected_hits_of_three_random_offered_assets() -> None:
+    bought_a = hits.Outcome(purchased=frozenset({"a"}), profitable=frozenset({"a", "b"}))
+    found = hits.chance_at_3([(["a", "b", "c", "d"], bought_a)])
+    # 1 - C(3,3)/C(4,3) for one relevant asset of four; two relevant leave no miss
+    assert (found.pref, found.prof, found.comb, found.n) == (0.75, 1.0, 0.75, 1)
+    assert hits.chance_at_3([]).n == 0

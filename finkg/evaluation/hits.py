@@ -25,7 +25,7 @@ from __future__ import annotations
 import datetime as dt
 import math
 import statistics
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 
@@ -97,12 +97,19 @@ class Hits:
 
 def hits_at_3(rows: Sequence[tuple[Sequence[str], Outcome]]) -> Hits:
     """Mean Pref@3, Prof@3 and Comb@3 over (recommended assets, outcome) rows."""
+    return _means(rows, hit)
+
+
+def _means(
+    rows: Sequence[tuple[Sequence[str], Outcome]],
+    score: Callable[[Sequence[str], Iterable[str]], float],
+) -> Hits:
     if not rows:
         return Hits(0.0, 0.0, 0.0, 0)
     return Hits(
-        statistics.fmean(hit(r, o.purchased) for r, o in rows),
-        statistics.fmean(hit(r, o.profitable) for r, o in rows),
-        statistics.fmean(hit(r, o.combined) for r, o in rows),
+        statistics.fmean(score(r, o.purchased) for r, o in rows),
+        statistics.fmean(score(r, o.profitable) for r, o in rows),
+        statistics.fmean(score(r, o.combined) for r, o in rows),
         len(rows),
     )
 
@@ -125,14 +132,7 @@ def chance(offered: Sequence[str], relevant: Iterable[str], picks: int = 3) -> f
 
 def chance_at_3(rows: Sequence[tuple[Sequence[str], Outcome]]) -> Hits:
     """`hits_at_3` of random picks, expected: rows are (offered assets, outcome)."""
-    if not rows:
-        return Hits(0.0, 0.0, 0.0, 0)
-    return Hits(
-        statistics.fmean(chance(a, o.purchased) for a, o in rows),
-        statistics.fmean(chance(a, o.profitable) for a, o in rows),
-        statistics.fmean(chance(a, o.combined) for a, o in rows),
-        len(rows),
-    )
+    return _means(rows, chance)
 
 
 def recommendation_dates(first: dt.date, last: dt.date, *, every_days: int = 14) -> list[dt.date]:
