@@ -29,13 +29,13 @@ from zoneinfo import ZoneInfo
 from pydantic import BaseModel, ConfigDict
 
 from finkg.config import Settings
+from finkg.demo.sessions import demo_sessions
 from finkg.demo.universe import MARKET_TICKER
 from finkg.demo.world import WorldSpec
 from finkg.errors import InputError
 from finkg.evaluation.backtest import Performance
 from finkg.evaluation.metrics import VariantResult
 from finkg.evaluation.report import impact_report
-from finkg.kg.calendar import get_calendar
 from finkg.kg.store import BaseStore
 from finkg.reader.rules import MODEL_ID, rule_analyst
 from finkg.retrieval.embed import open_embedder
@@ -122,9 +122,7 @@ def spans(spec: WorldSpec) -> tuple[Span, Span]:
             value=spec.sessions,
             hint="drop --small, or run the demo without --impact",
         )
-    calendar = get_calendar()
-    days = calendar.sessions(spec.start, spec.start + dt.timedelta(days=2 * spec.sessions))
-    days = days[: spec.sessions]
+    days = demo_sessions(spec.start, spec.sessions).days  # the world's own sessions
 
     def at(i: int) -> dt.datetime:
         return dt.datetime.combine(days[i], dt.time(0), NEW_YORK)
