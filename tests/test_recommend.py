@@ -31,6 +31,7 @@ from finkg.ontology.terms import FKG
 from finkg.reader.llm import ReaderError, ScriptedLLM
 from finkg.shapes.validate import validate_store
 from finkg.tasks import recommend as R
+from finkg.tasks.recommend_stages import subgraph
 from finkg.tasks.recommend_window import count_tokens
 
 ATHENS = ZoneInfo("Europe/Athens")
@@ -210,7 +211,7 @@ def test_another_customers_graph_never_reaches_the_prompt_or_the_output(
     assert not _found(only_b_literals, output)
     # the CONSTRUCT itself reads only the dataset, whatever it is asked for
     dataset = [store.graphs.user(a), store.graphs.market]
-    assert R.subgraph(store, secret, graphs=dataset, before=AS_OF) == []
+    assert subgraph(store, secret, graphs=dataset, before=AS_OF) == []
 
 
 def test_a_reply_citing_what_was_not_offered_fails_and_writes_nothing(

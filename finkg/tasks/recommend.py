@@ -38,28 +38,25 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from pydantic import Field, create_model
-from pyoxigraph import NamedNode, Triple
+from pyoxigraph import NamedNode
 
 from finkg import queries
 from finkg.config import Settings
 from finkg.errors import FinkgError, InputError, TimestampError
 from finkg.kg.store import BaseStore
 from finkg.ontology.terms import FKG, FKG_NS
-from finkg.reader.llm import LLM, ContextOverflow, Message
+from finkg.reader.llm import LLM, Message
 from finkg.reader.read import OutputCache, ReadResult, prompt, read
 from finkg.reader.schemas import EVIDENCE_PER_ASSET, Recommendation, Recommended
 from finkg.retrieval import subgraph as sg
 from finkg.tasks.recommend_output import write_recommendation
+from finkg.tasks.recommend_stages import ALL, Stage, full_graph, retrieve
 from finkg.tasks.recommend_window import (
     cut_to_window,
     final_values,
-    jsonld_nodes,
-    newest_first,
-    node_text,
 )
 
 VARIANTS = ("multi", "parallel", "full")
-ALL = 1_000_000  # "list everything" for sg.candidates; the newest are kept afterwards
 DEFAULT_REQUEST = (
     "Recommend three assets for this customer to buy on the recommendation date, in line "
     "with their past transactions, risk level and investment capacity."
@@ -100,33 +97,6 @@ class RecommendConfig:
             "n_ctx": self.n_ctx,
             "max_tokens": self.max_tokens,
             "request": self.request,
-        }
-
-
-@dataclass
-class Stage:
-    """One retrieval stage: what was listed, what the reader picked, the subgraph."""
-
-    name: str  # "personal" or "market" ("full": the injected graph, no reader)
-    selection: sg.Selection | None
-    triples: list[Triple]
-    nodes: list[dict[str, Any]]  # the JSON-LD nodes given to later prompts
-
-    def text(self) -> str:
-        return node_text(self.nodes)
-
-    def summary(self) -> dict[str, object]:
-        s, r = self.selection, self.selection.result if self.selection else None
-        return {
-            "stage": self.name,
-            "listed": len(s.candidates) if s else None,
-            "eligible": s.candidates.total if s else None,
-            "selected": len(s.selected) if s else None,
-            "invalid": s.invalid_count if s else 0,
-            "prompt_hash": r.prompt_hash if r else None,
-            "tokens_in": r.tokens_in if r else 0,
-            "triples": len(self.triples),
-            "nodes": len(self.nodes),
         }
 
 
@@ -243,9 +213,9 @@ def recommend(
         )
     request = f"{config.request.strip()}\nCustomer: {customer.value} ({profile})"
     if config.variant == "full":
-        stages = _full_graph(store, graphs, customer, as_of, assets)
+        stages = full_graph(store, graphs, customer, as_of, assets)
     else:
-        stages = _retrieve(store, reader, request, graphs, as_of, config, cache)
+        stages = retrieve(store, reader, request, graphs, as_of, config, cache)
     personal, market, truncated = cut_to_window(
         reader, stages, config, customer, profile, as_of, assets
     )
@@ -305,106 +275,6 @@ def contract(assets: Sequence[str], nodes: Sequence[str]) -> type[Recommendation
     )
 
 
-def _retrieve(
-    store: BaseStore,
-    reader: _Recording,
-    request: str,
-    graphs: list[NamedNode],
-    as_of: dt.datetime,
-    config: RecommendConfig,
-    cache: OutputCache | None,
-) -> list[Stage]:
-    txs = _newest(
-        sg.candidates(store, FKG.Transaction, graphs=[graphs[0]], before=as_of, cap=ALL),
-        config.transactions,
-    )
-    first = sg.select(reader, request, txs, cache=cache)  # type: ignore[arg-type]
-    personal = _stage(store, "personal", first, first.selected, graphs, as_of)
-    summaries = _newest(
-        sg.candidates(store, FKG.PriceSummary, graphs=[graphs[1]], before=as_of, cap=ALL),
-        config.summaries,
-    )
-    assets = sg.candidates(store, FKG.Asset, graphs=[graphs[1]], before=as_of, cap=ALL)
-    market_list = sg.Candidates(
-        [*summaries, *assets], total=summaries.total + assets.total, kind="PriceSummary, Asset"
-    )
-    if config.variant == "multi":
-        second = _select_in_context(reader, request, market_list, personal, cache)
-    else:
-        second = sg.select(reader, request, market_list, cache=cache)  # type: ignore[arg-type]
-    market = _stage(store, "market", second, second.selected, graphs, as_of)
-    return [personal, market]
-
-
-def _select_in_context(
-    reader: _Recording,
-    request: str,
-    candidates: sg.Candidates,
-    personal: Stage,
-    cache: OutputCache | None,
-) -> sg.Selection:
-    """The market selection with the personal subgraph as its context. When the prompt
-    passes the reader's window, the context keeps the newest half of its nodes, again until
-    it fits (the reader itself says when it does not: nothing is estimated)."""
-    nodes = personal.nodes
-    while True:
-        try:
-            return sg.select(reader, request, candidates, context=node_text(nodes), cache=cache)  # type: ignore[arg-type]
-        except ContextOverflow:
-            if not nodes:
-                raise
-            nodes = newest_first(nodes)[: len(nodes) // 2]
-
-
-def _stage(
-    store: BaseStore,
-    name: str,
-    selection: sg.Selection | None,
-    nodes: Sequence[str],
-    graphs: list[NamedNode],
-    as_of: dt.datetime,
-) -> Stage:
-    triples = subgraph(store, nodes, graphs=graphs, before=as_of)
-    return Stage(name, selection, triples, jsonld_nodes(triples))
-
-
-def subgraph(
-    store: BaseStore,
-    nodes: Sequence[str],
-    *,
-    graphs: list[NamedNode],
-    before: dt.datetime,
-) -> list[Triple]:
-    """The `recommend_subgraph` CONSTRUCT of `nodes`, read from `graphs` only, sorted."""
-    if not nodes:
-        return []
-    terms = sorted({NamedNode(n) for n in nodes}, key=str)
-    found = queries.run(
-        store, "recommend_subgraph", {"node": terms, "before": before}, default_graphs=graphs
-    )
-    return sorted(set(found), key=str)  # type: ignore[arg-type]
-
-
-def _full_graph(
-    store: BaseStore,
-    graphs: list[NamedNode],
-    customer: NamedNode,
-    as_of: dt.datetime,
-    assets: sg.Candidates,
-) -> list[Stage]:
-    """FLARKO's baseline: the whole PKG and MKG as of D (`cut_to_window` fits it to the window)."""
-    txs = sg.candidates(store, FKG.Transaction, graphs=[graphs[0]], before=as_of, cap=ALL)
-    sums = sg.candidates(store, FKG.PriceSummary, graphs=[graphs[1]], before=as_of, cap=ALL)
-    pkg = subgraph(store, [customer.value, *(c.iri for c in txs)], graphs=graphs, before=as_of)
-    mkg = subgraph(
-        store, [*(a.iri for a in assets), *(c.iri for c in sums)], graphs=[graphs[1]], before=as_of
-    )
-    return [
-        Stage("full-personal", None, pkg, jsonld_nodes(pkg)),
-        Stage("full-market", None, mkg, jsonld_nodes(mkg)),
-    ]
-
-
 def _profile(store: BaseStore, customer: NamedNode, graph: NamedNode) -> str:
     rows = queries.run(store, "node_literals", {"node": [customer]}, default_graphs=[graph])
     props = {
@@ -413,11 +283,6 @@ def _profile(store: BaseStore, customer: NamedNode, graph: NamedNode) -> str:
         if r["p"].value.startswith(FKG_NS)  # type: ignore[union-attr]
     }
     return ", ".join(f"{k}={props[k]}" for k in sorted(props))
-
-
-def _newest(found: sg.Candidates, n: int) -> sg.Candidates:
-    """The `n` newest candidates (they come oldest first), still oldest first."""
-    return sg.Candidates(found[-n:] if n else [], total=found.total, kind=found.kind)
 
 
 class RecommendationRejected(FinkgError):

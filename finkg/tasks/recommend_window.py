@@ -17,7 +17,8 @@ from finkg.reader.read import MAX_REPAIRS, prompt
 from finkg.retrieval import subgraph as sg
 
 if TYPE_CHECKING:
-    from finkg.tasks.recommend import RecommendConfig, Stage, _Recording
+    from finkg.tasks.recommend import RecommendConfig, _Recording
+    from finkg.tasks.recommend_stages import Stage
 
 
 def cut_to_window(
