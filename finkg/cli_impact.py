@@ -81,6 +81,14 @@ def impact() -> None:
 @click.option("--proxy", default="QQQ", show_default=True, help="Market proxy ticker.")
 @click.option("--lambda", "lam", default=0.30, show_default=True, help="Memory strength.")
 @click.option("--delta", default=0.20, show_default=True, help="Memory clip.")
+@click.option(
+    "--reply",
+    type=click.Choice(["full", "compact"]),
+    default="full",
+    show_default=True,
+    help="The reader's reply: with reasons (paper 000's schema), or signals and one "
+    "citation list only (about 30 tokens, for a slow reader).",
+)
 @store_option
 @click.pass_context
 def run_command(
@@ -92,6 +100,7 @@ def run_command(
     proxy: str,
     lam: float,
     delta: float,
+    reply: str,
     store: str | None,
 ) -> None:
     """Predict every news anchor of a period, feeding matured labels back in time order.
@@ -106,7 +115,7 @@ def run_command(
 
     test = _span(start, end, "--from/--to")
     config = ImpactConfig(
-        proxy=proxy, memory=dataclasses.replace(MemoryParams(), lam=lam, delta=delta)
+        proxy=proxy, memory=dataclasses.replace(MemoryParams(), lam=lam, delta=delta), reply=reply
     )
     with _open(ctx, store) as s, _progress() as bar:
         tasks: dict[str, int] = {}

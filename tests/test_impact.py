@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import datetime as dt
+import json
 import math
+import shutil
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
@@ -16,6 +18,9 @@ from finkg.demo.world import WorldSpec
 from finkg.errors import InputError
 from finkg.kg.calendar import get_calendar
 from finkg.kg.store import open_store
+from finkg.ontology.terms import FKG
+from finkg.reader.llm import ScriptedLLM
+from finkg.reader.rules import respond as rule_respond
 from finkg.retrieval.embed import HashEmbedder
 from finkg.retrieval.live import LiveVectors
 from finkg.tasks.anchors import anchors
@@ -232,3 +237,54 @@ def test_a_backtest_span_may_end_on_a_weekend(world) -> None:
             vectors=LiveVectors(store, HashEmbedder(dim=384)),
         )
     assert results[0].predictions > 0 and results[0].portfolio is not None
+
+
+def _compact(messages) -> str:  # type: ignore[no-untyped-def]
+    """The rule analyst's reply in the compact form: its signals, one citation list."""
+    full = json.loads(rule_respond(messages))["signals"]
+    return json.dumps(
+        {h: full[h]["signal"] for h in ("1D", "3D", "5D")} | {"ids": full["1D"]["ids"]}
+    )
+
+
+def _reasons(store) -> int:  # type: ignore[no-untyped-def]
+    return sum(q.predicate == FKG.reason for q in store.quads(store.graphs.outputs))
+
+
+def test_variants_run_together_as_each_would_alone_with_compact_replies(world) -> None:
+    """One pass over the anchors with several variants (each anchor's reads back to back)
+    gives every variant exactly what a run of its own gives: each memory sees only its own
+    matured feedback. Compact replies are stored as full predictions: every horizon cites
+    the reply's list, and no reasons are written."""
+    root, settings = world
+    config = ImpactConfig(proxy="ZQMX", reply="compact")
+    results = {}
+    for name, variants in (("together", ["static", "cited"]), ("alone", ["cited"])):
+        shutil.copytree(root / "store", root / name)
+        llm = ScriptedLLM(respond=_compact, model_id="rule-analyst-compact")
+        with open_store(root / name, settings=settings) as store:
+            reasons = _reasons(store)
+            _, runs = run_job(
+                store,
+                settings,
+                test=TEST,
+                validation_span=VALIDATION,
+                variants=variants,
+                config=config,
+                llm=llm,
+            )
+            assert runs["cited"].json_invalid == 0 and runs["cited"].feedback.updates > 0
+            results[name], _ = backtest_job(
+                store,
+                test=TEST,
+                variants=["cited"],
+                proxy="ZQMX",
+                png=None,
+                vectors=LiveVectors(store, HashEmbedder(dim=384)),
+            )
+            assert _reasons(store) == reasons  # compact replies carry none
+    together, alone = results["together"][0], results["alone"][0]
+    assert together.predictions == alone.predictions > 20
+    assert together.citation_rate > 0
+    same = ("macro_f1", "non_neutral_f1", "rank_ic", "citation_rate")  # repr: nan == nan
+    assert [repr(getattr(together, f)) for f in same] == [repr(getattr(alone, f)) for f in same]

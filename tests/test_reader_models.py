@@ -87,6 +87,28 @@ def test_the_same_prompt_gets_the_same_reply_on_a_fresh_and_a_warm_model(smollm:
     )
 
 
+def test_a_reused_prefix_gives_bit_identical_scores(smollm: Path) -> None:
+    """Block-aligned reuse: a warm model that kept the shared opening of another prompt
+    scores exactly as a fresh one that evaluated everything."""
+    from finkg.reader.llamacpp import LlamaCpp
+
+    messages = prompt("impact").render(VALUES)
+    other = prompt("impact").render({**VALUES, "headline": "Acme cuts its outlook"})
+    fresh = LlamaCpp(smollm, model_id="smollm2-135m", n_ctx=2048, threads=2, block=8)
+    expected = fresh.score(messages, ["+1", "-1", "0"])
+    warm = LlamaCpp(smollm, model_id="smollm2-135m", n_ctx=2048, threads=2, block=8)
+    warm.score(other, ["yes"])
+    assert warm.reused_tokens == 0
+    assert warm.score(messages, ["+1", "-1", "0"]) == expected  # exact, not approximate
+    assert warm.reused_tokens >= 40  # the template's opening was kept, not recomputed
+    assert warm.reused_tokens % 8 == 0
+    schema = ImpactPrediction.model_json_schema()
+    warm.generate(other, schema, max_tokens=40)
+    reply = warm.generate(messages, schema, max_tokens=120).text
+    cold = LlamaCpp(smollm, model_id="smollm2-135m", n_ctx=2048, threads=2, block=8)
+    assert cold.generate(messages, schema, max_tokens=120).text == reply
+
+
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

@@ -5,11 +5,16 @@ replies are well-formed JSON of the schema's shape (they are still validated). `
 gives each option's exact log-probability as the continuation of the chat prompt: the prompt
 is evaluated once, then each option's tokens are evaluated after it.
 
-Every call starts from an empty context. Reusing the prefix cached by the previous call
-changes how the prompt is split into batches, and with it the low bits of the logits: with
-SmolLM2 the same messages gave a looping reply on a fresh model and a short valid one on a
-warm one. A frozen reader must answer the same prompt the same way (finkg's output cache
-relies on it), so prompts are always evaluated whole.
+A prompt shares its opening with the previous one (the template's instructions; across
+variants of one anchor, the anchor and its market card too), and that part's state is kept
+and reused. Reuse must not change a reply: a frozen reader answers the same prompt the same
+way, and finkg's output cache relies on it. llama-cpp-python's own prefix reuse breaks that,
+because the reused length moves where the rest is split into batches, and with it the low bits
+of the logits (with SmolLM2 the same messages once gave a looping reply on a fresh model and a
+short valid one on a warm one). Here every prompt is evaluated in blocks of `block` tokens
+aligned to its first token, and only whole blocks are reused, so each block is computed from
+the same tokens, the same state before it and the same batch shape whether it is reused or
+not: a warm model's logits are bit for bit a fresh model's.
 """
 
 from __future__ import annotations
@@ -54,11 +59,21 @@ def _grammar(schema_json: str) -> Any:
     return LlamaGrammar.from_string(grammar_text(schema_json), verbose=False)
 
 
+PREFIX_BLOCK = 32  # tokens per aligned prompt block (see the module docstring)
+
+
 class LlamaCpp:
     """A GGUF model file, loaded once."""
 
     def __init__(
-        self, path: Path, *, model_id: str, n_ctx: int = 4096, threads: int = 1, seed: int = 0
+        self,
+        path: Path,
+        *,
+        model_id: str,
+        n_ctx: int = 4096,
+        threads: int = 1,
+        seed: int = 0,
+        block: int = PREFIX_BLOCK,
     ) -> None:
         try:
             from llama_cpp import Llama
@@ -70,17 +85,25 @@ class LlamaCpp:
             ) from None
         if not path.is_file():
             raise InputError("no model file here", field="model", value=str(path))
+        if block < 1:
+            raise InputError("must be at least 1", field="block", value=block)
         self.model_id = model_id
         self.path = path
         self.threads = threads
+        self.block = block
         self.llm = Llama(
             model_path=str(path),
             n_ctx=n_ctx,
             n_threads=threads,
             n_threads_batch=threads,
+            n_batch=block,
+            n_ubatch=block,
             seed=seed,
             verbose=False,
         )
+        self._held: list[int] = []  # the prompt whose blocks the context holds
+        self.prompt_tokens = 0  # prompt tokens asked for, and of them reused: the reuse rate
+        self.reused_tokens = 0
         # Free the model while the interpreter is still whole; llama-cpp-python's own
         # __del__ at shutdown finds its C bindings gone and prints a TypeError.
         weakref.finalize(self, self.llm.close)
@@ -107,6 +130,24 @@ class LlamaCpp:
         """The exact text the model sees: the chat template with the assistant turn opened."""
         return self._format(messages=list(messages)).prompt
 
+    def _keep_prefix(self, tokens: list[int]) -> int:
+        """Keep the whole blocks `tokens` shares with the held prompt (at least one token
+        is always evaluated, so the logits are fresh); return how many were kept."""
+        common = 0
+        for held, token in zip(self._held, tokens, strict=False):
+            if held != token:
+                break
+            common += 1
+        keep = min(common, len(tokens) - 1) // self.block * self.block
+        if keep:
+            self.llm.n_tokens = keep  # the rest, replies included, is dropped on the next eval
+        else:
+            self.llm.reset()
+        self._held = list(tokens)
+        self.prompt_tokens += len(tokens)
+        self.reused_tokens += keep
+        return keep
+
     def generate(
         self,
         messages: Sequence[Message],
@@ -116,23 +157,28 @@ class LlamaCpp:
     ) -> Generation:
         check_messages(messages)
         grammar = _grammar(json.dumps(schema, sort_keys=True)) if schema is not None else None
-        started = time.perf_counter()
-        self.llm.reset()  # evaluate the whole prompt: see the module docstring
-        try:
-            reply = self.llm.create_chat_completion(
-                messages=list(messages),
-                temperature=0.0,
-                top_k=1,
-                top_p=1.0,
-                seed=0,
-                max_tokens=max_tokens,
-                grammar=grammar,
+        formatted = self._format(messages=list(messages))
+        tokens = self._tokens(formatted.prompt, prompt=True)
+        if len(tokens) >= self.n_ctx:
+            raise ContextOverflow(
+                f"{self.model_id}: a prompt of {len(tokens)} tokens does not fit the context "
+                f"window of {self.n_ctx}"
             )
-        except ValueError as e:  # the prompt does not fit the context window
-            raise ContextOverflow(f"{self.model_id}: {e}") from None
+        started = time.perf_counter()
+        self._keep_prefix(tokens)
+        reply = self.llm.create_completion(
+            prompt=tokens,
+            temperature=0.0,
+            top_k=1,
+            top_p=1.0,
+            seed=0,
+            max_tokens=max_tokens,
+            stop=formatted.stop,
+            grammar=grammar,
+        )
         usage = reply["usage"]
         return Generation(
-            reply["choices"][0]["message"]["content"] or "",
+            reply["choices"][0]["text"] or "",
             self.model_id,
             usage["prompt_tokens"],
             usage["completion_tokens"],
@@ -143,14 +189,14 @@ class LlamaCpp:
         return self.llm.tokenize(text.encode("utf-8"), add_bos=prompt, special=prompt)
 
     def _eval_prompt(self, tokens: list[int]) -> None:
-        """Evaluate `tokens` from an empty context (see the module docstring)."""
+        """Evaluate `tokens` in aligned blocks, reusing the held ones (module docstring)."""
         if len(tokens) >= self.llm.n_ctx():
-            raise ReaderError(
+            raise ContextOverflow(
                 f"{self.model_id}: a prompt of {len(tokens)} tokens does not fit the "
                 f"context window of {self.llm.n_ctx()}"
             )
-        self.llm.reset()
-        self.llm.eval(tokens)
+        keep = self._keep_prefix(tokens)
+        self.llm.eval(tokens[keep:])
 
     def _log_softmax(self) -> np.ndarray:
         logits = np.ctypeslib.as_array(

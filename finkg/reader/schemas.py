@@ -54,6 +54,29 @@ class ImpactPrediction(_Out):
     main_uncertainty: str = Field(max_length=300)
 
 
+class ImpactCompact(_Out):
+    """The same three signals without the prose, and one list of the evidence they rest on:
+    about 30 reply tokens instead of 150-250, for runs where the reader's time is the budget
+    (`ImpactConfig.reply`). `expanded` gives the full prediction, each horizon citing the list
+    and no reasons."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+    d1: Signal = Field(alias="1D")
+    d3: Signal = Field(alias="3D")
+    d5: Signal = Field(alias="5D")
+    ids: list[str] = Field(description="ids of the retrieved evidence the signals rest on")
+
+    def expanded(self, event_type: str) -> ImpactPrediction:
+        def horizon(signal: Signal) -> HorizonSignal:
+            return HorizonSignal(signal=signal, ids=list(self.ids), reason="")
+
+        return ImpactPrediction(
+            event_type=event_type,
+            signals=ImpactSignals(d1=horizon(self.d1), d3=horizon(self.d3), d5=horizon(self.d5)),
+            main_uncertainty="",
+        )
+
+
 # -- paper 001: next-session movement ---------------------------------------------------
 
 

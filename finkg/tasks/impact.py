@@ -29,7 +29,7 @@ from finkg.kg.store import BaseStore
 from finkg.ontology.terms import FKG, PROV
 from finkg.reader.llm import LLM
 from finkg.reader.read import OutputCache, ReadResult, prompt, read
-from finkg.reader.schemas import ImpactPrediction
+from finkg.reader.schemas import ImpactCompact, ImpactPrediction
 from finkg.retrieval.live import node_texts
 from finkg.retrieval.memory import (
     MemoryParams,
@@ -44,6 +44,11 @@ from finkg.retrieval.pools import Pool, PoolSpec, TextSource, VectorSource, buil
 from finkg.tasks.anchors import Anchor
 from finkg.tasks.records import impact_quads
 
+# the reply forms: the prompt template and the output contract each asks for
+REPLIES: dict[str, tuple[str, type[ImpactPrediction] | type[ImpactCompact]]] = {
+    "full": ("impact", ImpactPrediction),
+    "compact": ("impact_compact", ImpactCompact),
+}
 SHORT = {FKG.News: ("N", "News"), FKG.SecFiling: ("F", "SEC Filing")}
 OTHER_FAMILY = ("D", "Document")
 
@@ -55,10 +60,15 @@ class ImpactConfig:
     proxy: str = "QQQ"
     snippet_chars: int = 600
     max_tokens: int = 768
+    reply: str = "full"  # or "compact": signals and one citation list, no prose (REPLIES)
 
     def __post_init__(self) -> None:
         if self.snippet_chars < 50:
             raise InputError("must be at least 50", field="snippet_chars", value=self.snippet_chars)
+        if self.reply not in REPLIES:
+            raise InputError(
+                "unknown reply form", field="reply", value=self.reply, hint="use full or compact"
+            )
         if not self.proxy:
             raise InputError("a market proxy ticker is needed", field="proxy", value=self.proxy)
 
@@ -78,6 +88,7 @@ class ImpactConfig:
             "variant": memory.variant if memory else "static",
             "proxy": self.proxy,
             "snippet_chars": self.snippet_chars,
+            "reply": self.reply,
         }
 
 
@@ -192,17 +203,20 @@ def predict(
         timeline=timeline,
     )
     values, ids = prompt_values(store, anchor, retrieved.context, config)
+    template, contract = REPLIES[config.reply]
     result = read(
         llm,
-        prompt("impact"),
+        prompt(template),
         values,
-        ImpactPrediction,
+        contract,
         allowed_ids=set(ids),
         cache=cache,
         max_tokens=config.max_tokens,
     )
     if result.output is None:
         return ImpactResult(anchor, retrieved, result, None, ids)
+    if isinstance(result.output, ImpactCompact):
+        result.output = result.output.expanded(anchor.event_label)
     variant = memory.name if memory else "static"
     base = store.graphs.base
     output = mint("impact", variant, anchor.news.value, llm.model_id, base=base)

@@ -43,7 +43,7 @@ from finkg.retrieval.pools import TextSource, VectorSource
 from finkg.tasks.anchors import Anchor, anchors
 from finkg.tasks.feedback import FeedbackReport, feedback
 from finkg.tasks.impact import ImpactConfig
-from finkg.tasks.prequential import RunSummary, run_prequential
+from finkg.tasks.prequential import RunSummary, run_together
 
 STATIC = "static"
 
@@ -143,29 +143,27 @@ def run_variants(
     cache: OutputCache | None = None,
     progress: Callable[[str, int, int], None] | None = None,
 ) -> dict[str, RunSummary]:
-    """Every variant over the anchors of [start, end), each in time order."""
+    """Every variant over the anchors of [start, end), in one time-ordered pass
+    (`prequential.run_together`)."""
     found = anchors(store, start=start, end=end, calendar=calendar)
     prices = _prices(store, found, config.proxy, calendar) if found else PriceTable({})
-    out = {}
-    for variant in variants:
-        memory = memory_of(store, variant)
-        out[variant] = run_prequential(
-            store,
-            found,
-            llm=llm,
-            texts=texts,
-            vectors=vectors,
-            memory=memory,
-            calendar=calendar,
-            weights=validated.weights,
-            mix=validated.mix,
-            config=config,
-            cache=cache,
-            prices=prices,
-            keep_results=False,
-            progress=None if progress is None else lambda i, n, v=variant: progress(v, i, n),
-        )
-    return out
+    stage = f"anchors x {len(variants)} variants"
+    return run_together(
+        store,
+        found,
+        {v: memory_of(store, v) for v in variants},
+        llm=llm,
+        texts=texts,
+        vectors=vectors,
+        calendar=calendar,
+        weights=validated.weights,
+        mix=validated.mix,
+        config=config,
+        cache=cache,
+        prices=prices,
+        keep_results=False,
+        progress=None if progress is None else lambda i, n: progress(stage, i, n),
+    )
 
 
 def evaluate(

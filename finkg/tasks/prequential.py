@@ -35,6 +35,8 @@ FEEDBACK_LOOKBACK_SESSIONS = 10  # signals older than this have all matured and 
 class RunSummary:
     predictions: int = 0
     json_invalid: int = 0
+    cached: int = 0  # reads answered by the exact output cache
+    reader_seconds: float = 0.0  # the reader's time on the reads it did
     results: list[ImpactResult] = field(default_factory=list)
     feedback: FeedbackReport = field(default_factory=FeedbackReport)
 
@@ -69,55 +71,110 @@ def run_prequential(
     keep_results: bool = True,
 ) -> RunSummary:
     """Predict every anchor in decision-time order, feeding back matured labels as time passes."""
+    name = memory.name if memory is not None else "static"
+    return run_together(
+        store,
+        anchors,
+        {name: memory},
+        llm=llm,
+        texts=texts,
+        vectors=vectors,
+        calendar=calendar,
+        weights=weights,
+        mix=mix,
+        config=config,
+        cache=cache,
+        prices=prices,
+        progress=progress,
+        keep_results=keep_results,
+    )[name]
+
+
+@dataclass
+class _Variant:
+    memory: SourceMemory | None
+    timeline: MemoryTimeline | None
+    summary: RunSummary
+    done: set[tuple[NamedNode, int]] = field(default_factory=set)
+
+
+def run_together(
+    store: BaseStore,
+    anchors: Sequence[Anchor],
+    variants: Mapping[str, SourceMemory | None],
+    *,
+    llm: LLM,
+    texts: TextSource,
+    vectors: VectorSource,
+    calendar: MarketCalendar,
+    weights: Mapping[int, Mapping[int, float]],
+    mix: Mapping[int, Mapping[int, float]] | None = None,
+    config: ImpactConfig | None = None,
+    cache: OutputCache | None = None,
+    prices: PriceTable | None = None,
+    progress: Callable[[int, int], None] | None = None,
+    keep_results: bool = True,
+) -> dict[str, RunSummary]:
+    """Several variants over the same anchors, in one pass: anchor by anchor, each variant
+    fed back and then asked in turn. Each keeps its own memory, so each sees only its own
+    matured feedback, exactly as if run alone; together, the reads of one anchor follow each
+    other, and a reader that keeps a shared prompt opening (the anchor, its card) or an exact
+    reply cache gets them cheaper."""
     config = config or ImpactConfig()
     ordered = sorted(anchors, key=lambda a: (a.decision_time, a.news.value))
-    summary = RunSummary()
-    if memory is not None and prices is None:
+    states = {
+        name: _Variant(memory, MemoryTimeline(store, memory) if memory else None, RunSummary())
+        for name, memory in variants.items()
+    }
+    learning = [v for v in states.values() if v.memory is not None]
+    if learning and prices is None:
         prices = load_prices(store, ordered, proxy=config.proxy, calendar=calendar)
-    done: set[tuple[NamedNode, int]] = set()
-    timeline = MemoryTimeline(store, memory) if memory is not None else None
     last_feedback: dt.datetime | None = None
     for i, anchor in enumerate(ordered):
-        if memory is not None and _a_close_passed(calendar, last_feedback, anchor.decision_time):
-            first_day = (
-                calendar.session_offset(anchor.prediction_day, -FEEDBACK_LOOKBACK_SESSIONS)
-                if last_feedback is not None
-                else calendar.session_offset(ordered[0].prediction_day, -FEEDBACK_LOOKBACK_SESSIONS)
+        if learning and _a_close_passed(calendar, last_feedback, anchor.decision_time):
+            first_day = calendar.session_offset(
+                anchor.prediction_day if last_feedback is not None else ordered[0].prediction_day,
+                -FEEDBACK_LOOKBACK_SESSIONS,
             )
-            report = feedback(
-                store,
-                memory,
-                as_of=anchor.decision_time,
-                first_day=first_day,
-                prices=prices,  # type: ignore[arg-type]
-                calendar=calendar,
-                proxy=config.proxy,
-                weights=weights,
-                mix=mix,
-                skip=done,
-            )
-            _merge(summary.feedback, report)
+            for state in learning:
+                report = feedback(
+                    store,
+                    state.memory,  # type: ignore[arg-type]
+                    as_of=anchor.decision_time,
+                    first_day=first_day,
+                    prices=prices,  # type: ignore[arg-type]
+                    calendar=calendar,
+                    proxy=config.proxy,
+                    weights=weights,
+                    mix=mix,
+                    skip=state.done,
+                )
+                _merge(state.summary.feedback, report)
+                if report.outcomes:
+                    state.timeline.refresh()  # type: ignore[union-attr]
             last_feedback = anchor.decision_time
-            if report.outcomes:
-                timeline.refresh()  # type: ignore[union-attr]
-        result = predict(
-            store,
-            anchor,
-            llm=llm,
-            texts=texts,
-            vectors=vectors,
-            memory=memory,
-            config=config,
-            cache=cache,
-            timeline=timeline,
-        )
-        summary.predictions += result.prediction is not None
-        summary.json_invalid += result.prediction is None
-        if keep_results:
-            summary.results.append(result)
+        for state in states.values():
+            result = predict(
+                store,
+                anchor,
+                llm=llm,
+                texts=texts,
+                vectors=vectors,
+                memory=state.memory,
+                config=config,
+                cache=cache,
+                timeline=state.timeline,
+            )
+            summary = state.summary
+            summary.predictions += result.prediction is not None
+            summary.json_invalid += result.prediction is None
+            summary.cached += result.read.cached
+            summary.reader_seconds += 0.0 if result.read.cached else result.read.seconds
+            if keep_results:
+                summary.results.append(result)
         if progress is not None:
             progress(i + 1, len(ordered))
-    return summary
+    return {name: state.summary for name, state in states.items()}
 
 
 def _a_close_passed(calendar: MarketCalendar, last: dt.datetime | None, now: dt.datetime) -> bool:

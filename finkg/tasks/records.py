@@ -28,13 +28,14 @@ def impact_quads(
 ) -> list[Quad]:
     """An fkg:ImpactPrediction with one fkg:HorizonSignal per horizon."""
     q = common.Quads(graph)
+    uncertainty = prediction.main_uncertainty  # empty from a compact reply, then not written
     q.node(
         output,
         (RDF.type, FKG.ImpactPrediction),
         (FKG.anchor, anchor),
         (FKG.asOf, common.datetime(as_of)),
         (PROV.wasGeneratedBy, run),
-        (FKG.reason, Literal(prediction.main_uncertainty)),
+        *(((FKG.reason, Literal(uncertainty)),) if uncertainty else ()),
     )
     for horizon, signal in prediction.signals.by_horizon().items():
         node = NamedNode(f"{output.value}/{horizon}D")
@@ -44,7 +45,7 @@ def impact_quads(
             (RDF.type, FKG.HorizonSignal),
             (FKG.horizon, common.integer(horizon)),
             (FKG.signalValue, common.integer(signal.value)),
-            (FKG.reason, Literal(signal.reason)),
+            *(((FKG.reason, Literal(signal.reason)),) if signal.reason else ()),
             *((FKG.cites, ids[i]) for i in signal.ids if i in ids),
         )
     return q.items
