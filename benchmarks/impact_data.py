@@ -103,7 +103,7 @@ def build(store_dir: Path, data: Path = DATA) -> BaseStore:
     for t in tickers:
         _bars(_price_file(data, t), staged / "prices" / f"{t}.csv")
         prices.append(staged / "prices" / f"{t}.csv")
-    proxy = staged / "prices" / Path(PROXY_FILE).name
+    proxy = staged / "prices" / "QQQ.csv"  # a bars file names its ticker
     _bars(data / "event" / PROXY_FILE, proxy)
     _load(store, "prices", [*prices, proxy])
     _load(

@@ -179,3 +179,17 @@ def test_the_json_grammar_keeps_control_characters_out_of_strings() -> None:
     (char,) = [line for line in grammar_text(schema).splitlines() if line.startswith("char ::=")]
     assert char.startswith('char ::= [^"\\\\\\x7F\\x00-\\x1F] |')
     assert _grammar(schema) is not None  # llama.cpp parses the rewritten rule
+
+
+def test_a_read_with_no_evidence_still_follows_the_schema(smollm: Path) -> None:
+    """Regression: an anchor with an empty pool narrowed the citation list to an empty
+    enum, a grammar llama.cpp cannot parse (it printed the error and the benchmark's read
+    went on unconstrained)."""
+    from finkg.reader.llamacpp import LlamaCpp
+    from finkg.reader.schemas import ImpactCompact
+
+    llm = LlamaCpp(smollm, model_id="smollm2-135m", n_ctx=2048, threads=2)
+    values = {**VALUES, "evidence": "(no eligible evidence)"}
+    result = read(llm, prompt("impact_compact"), values, ImpactCompact, allowed_ids=set())
+    assert result.json_valid and result.attempts == 1, result.error
+    assert result.output.ids == []  # type: ignore[union-attr]

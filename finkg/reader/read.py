@@ -160,8 +160,10 @@ def narrow_schema(schema: Mapping[str, Any], allowed: Collection[str]) -> dict[s
                 if name not in CITATION_FIELDS or not isinstance(prop, dict):
                     continue
                 if prop.get("type") == "array":
-                    # bounded too: a looping model would otherwise cite one id forever
-                    prop["items"] = {"type": "string", "enum": choices}
+                    # bounded too: a looping model would otherwise cite one id forever; with
+                    # no ids the list is empty and its item rule a placeholder (an empty
+                    # enum is no grammar: llama.cpp crashed on it)
+                    prop["items"] = {"type": "string", "enum": choices or [""]}
                     prop["maxItems"] = len(choices)
                 elif prop.get("type") == "string":
                     prop["enum"] = choices or [""]
