@@ -161,7 +161,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--variants", default=VARIANTS, help="comma-separated")
     parser.add_argument("--reader", default="qwen2.5-coder-0.5b")
     parser.add_argument("--reply", default="compact", choices=("compact", "full"))
-    parser.add_argument("--snippet-chars", type=int, default=300)
+    parser.add_argument("--snippet-chars", type=int, default=200)
     parser.add_argument("--lambda", dest="lam", type=float, default=0.30)
     parser.add_argument("--delta", type=float, default=0.20)
     parser.add_argument("--threads", type=int, default=2)

@@ -164,7 +164,7 @@ def narrow_schema(schema: Mapping[str, Any], allowed: Collection[str]) -> dict[s
                     # no ids the list is empty and its item rule a placeholder (an empty
                     # enum is no grammar: llama.cpp crashed on it)
                     prop["items"] = {"type": "string", "enum": choices or [""]}
-                    prop["maxItems"] = len(choices)
+                    prop["maxItems"] = min(len(choices), prop.get("maxItems", len(choices)))
                 elif prop.get("type") == "string":
                     prop["enum"] = choices or [""]
             return out

@@ -55,16 +55,18 @@ class ImpactPrediction(_Out):
 
 
 class ImpactCompact(_Out):
-    """The same three signals without the prose, and one list of the evidence they rest on:
-    about 30 reply tokens instead of 150-250, for runs where the reader's time is the budget
-    (`ImpactConfig.reply`). `expanded` gives the full prediction, each horizon citing the list
-    and no reasons."""
+    """The same three signals without the prose, and one list of at most two ids of the
+    evidence they rest on: about 35 reply tokens instead of 150-250, for runs where the
+    reader's time is the budget (`ImpactConfig.reply`). `expanded` gives the full
+    prediction, each horizon citing the list, and no reasons."""
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
     d1: Signal = Field(alias="1D")
     d3: Signal = Field(alias="3D")
     d5: Signal = Field(alias="5D")
-    ids: list[str] = Field(description="ids of the retrieved evidence the signals rest on")
+    ids: list[str] = Field(
+        max_length=2, description="ids of the retrieved evidence the signals rest on"
+    )
 
     def expanded(self, event_type: str) -> ImpactPrediction:
         def horizon(signal: Signal) -> HorizonSignal:

@@ -64,13 +64,20 @@ class MarketCard(BaseModel):
         )
 
 
+CARD_SESSIONS = 300  # the most a card looks back over (the trend needs 60)
+CARD_DAYS = 450  # calendar days that hold CARD_SESSIONS sessions, holidays included
+
+
 def _closes(store: BaseStore, ticker: str, last: dt.date) -> list[float]:
+    """The adjusted closes of the last CARD_SESSIONS bars up to `last`, oldest first. The
+    bars are asked for by key, one per calendar day (whatever the calendar, missing days
+    simply have no bar): see `bars_on.rq`."""
+    base = store.graphs.base
+    days = (last - dt.timedelta(days=i) for i in range(CARD_DAYS))
     rows = queries.run(
-        store,
-        "bars_until",
-        {"entity": mint("company", ticker, base=store.graphs.base), "last": last},
+        store, "bars_on", {"bar": [mint("bar", ticker, d.isoformat(), base=base) for d in days]}
     )
-    return [float(r["adjClose"].value) for r in reversed(list(rows))]  # type: ignore[union-attr, call-overload]
+    return [float(r["adjClose"].value) for r in reversed(list(rows)[:CARD_SESSIONS])]  # type: ignore[union-attr, call-overload, index]
 
 
 def _ret(closes: list[float], n: int) -> float | None:
