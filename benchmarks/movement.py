@@ -138,8 +138,13 @@ def main(argv: list[str] | None = None) -> int:
     )
     llm = open_reader(settings)
     saved = args.report.with_suffix(".json")
+    # what the figures depend on (not where the store or the report live)
     key = json.dumps(
-        {k: str(v) for k, v in vars(args).items() if k not in ("retrievers", "merge", "model_dir")}
+        {
+            k: str(v)
+            for k, v in vars(args).items()
+            if k not in ("retrievers", "merge", "model_dir", "store", "report")
+        }
     )
     results: dict[str, dict[str, object]] = {}
     if args.merge and saved.exists():

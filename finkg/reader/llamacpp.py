@@ -143,7 +143,7 @@ class LlamaCpp:
             self.llm.n_tokens = keep  # the rest, replies included, is dropped on the next eval
         else:
             self.llm.reset()
-        self._held = list(tokens)
+        self._held = []  # until the caller's eval of `tokens` has succeeded
         self.prompt_tokens += len(tokens)
         self.reused_tokens += keep
         return keep
@@ -176,6 +176,7 @@ class LlamaCpp:
             stop=formatted.stop,
             grammar=grammar,
         )
+        self._held = tokens
         usage = reply["usage"]
         return Generation(
             reply["choices"][0]["text"] or "",
@@ -197,6 +198,7 @@ class LlamaCpp:
             )
         keep = self._keep_prefix(tokens)
         self.llm.eval(tokens[keep:])
+        self._held = tokens
 
     def _log_softmax(self) -> np.ndarray:
         logits = np.ctypeslib.as_array(
