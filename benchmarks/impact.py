@@ -32,7 +32,7 @@ import statistics
 import sys
 import time
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
@@ -42,7 +42,6 @@ from impact_data import DATA, build
 
 from finkg import queries
 from finkg.config import Settings
-from finkg.evaluation.labels import NoLabel, residual_label
 from finkg.evaluation.metrics import VariantResult
 from finkg.evaluation.report import event_table, portfolio_table
 from finkg.kg.calendar import get_calendar
@@ -50,16 +49,11 @@ from finkg.ontology.terms import FKG
 from finkg.reader.backends import open_reader
 from finkg.reader.read import OutputCache
 from finkg.retrieval.indexes import open_indexes
-from finkg.retrieval.memory import HORIZONS, MemoryParams
+from finkg.retrieval.memory import HORIZONS, MemoryParams, label_mix
 from finkg.tasks.anchors import Anchor, anchors
 from finkg.tasks.impact import ImpactConfig
-from finkg.tasks.impact_job import (
-    Span,
-    _prices,
-    backtest_job,
-    memory_of,
-    validation,
-)
+from finkg.tasks.impact_job import Span, backtest_job, memory_of, validation
+from finkg.tasks.impact_labels import residual_labels
 from finkg.tasks.prequential import RunSummary, run_together
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -103,20 +97,10 @@ def stratified(found: Sequence[Anchor], n: int) -> list[Anchor]:
     return sorted(out, key=lambda a: (a.decision_time, a.news.value))
 
 
-def label_mix(store, found: Sequence[Anchor], calendar) -> dict[int, Counter[int]]:  # type: ignore[no-untyped-def]
-    prices = _prices(store, found, PROXY, calendar)
-    mix: dict[int, Counter[int]] = {h: Counter() for h in HORIZONS}
-    for a in found:
-        for h in HORIZONS:
-            label = residual_label(prices, a.ticker, PROXY, a.prediction_day, h, calendar=calendar)
-            if not isinstance(label, NoLabel):
-                mix[h][label.label] += 1
-    return mix
-
-
-def _mix_text(counts: Counter[int]) -> str:
-    total = sum(counts.values()) or 1
-    return "/".join(f"{100 * counts[y] / total:.1f}" for y in (1, 0, -1))
+def _mix_text(shares: Mapping[int, float]) -> str:
+    """+1/0/-1 in percent of the total (counts or shares)."""
+    total = sum(shares.values()) or 1
+    return "/".join(f"{100 * shares.get(y, 0) / total:.1f}" for y in (1, 0, -1))
 
 
 def table1_row(name: str, years: str, found: Sequence[Anchor], mix, sec: str) -> str:  # type: ignore[no-untyped-def]
@@ -202,8 +186,7 @@ def main(argv: list[str] | None = None) -> int:
     validated = validation(
         store, start=val_span.start, end=val_span.end, calendar=calendar, proxy=PROXY
     )
-    val_anchors = anchors(store, start=val_span.start, end=val_span.end, calendar=calendar)
-    val_mix = label_mix(store, val_anchors, calendar)
+    val_anchors = validated.anchors
     weights = {h: {y: round(w, 2) for y, w in ws.items()} for h, ws in validated.weights.items()}
     print(f"validation 2019: {len(val_anchors)} anchors; class weights {weights}", flush=True)
 
@@ -264,14 +247,19 @@ def main(argv: list[str] | None = None) -> int:
         any(c.family == FKG.SecFiling for c in r.retrieved.pool.candidates) for r in static.results
     )
     sec = f"{with_sec / max(len(static.results), 1):.1%}"
-    test_mix = label_mix(store, sample, calendar)
+    test_mix = {
+        h: label_mix(v)
+        for h, v in residual_labels(store, sample, proxy=PROXY, calendar=calendar).items()
+    }
     lines = report(
         args=args,
         command=command,
         reader=llm.model_id,
         weights=weights,
         table1=[
-            table1_row("Validation (finkg)", "2019", val_anchors, val_mix, "n/a (no pools built)"),
+            table1_row(
+                "Validation (finkg)", "2019", val_anchors, validated.mix, "n/a (no pools built)"
+            ),
             table1_row("Test sample (finkg)", "2020", sample, test_mix, sec),
         ],
         everything=len(everything),

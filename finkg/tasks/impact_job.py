@@ -22,7 +22,7 @@ from finkg.config import Settings
 from finkg.errors import InputError
 from finkg.evaluation.audit import ContextUse, audit
 from finkg.evaluation.backtest import DayScore, Performance, portfolio, returns_panel
-from finkg.evaluation.labels import NoLabel, PriceTable, residual_label, span_needed
+from finkg.evaluation.labels import NoLabel, PriceTable, residual_label
 from finkg.evaluation.metrics import (
     Scored,
     VariantResult,
@@ -43,6 +43,7 @@ from finkg.retrieval.pools import TextSource, VectorSource
 from finkg.tasks.anchors import Anchor, anchors
 from finkg.tasks.feedback import FeedbackReport, feedback
 from finkg.tasks.impact import ImpactConfig
+from finkg.tasks.impact_labels import load_prices, residual_labels
 from finkg.tasks.prequential import RunSummary, run_together
 
 STATIC = "static"
@@ -68,6 +69,7 @@ class Validation:
     weights: dict[int, dict[int, float]]
     mix: dict[int, dict[int, float]]
     labels: int  # labelled anchor-horizon pairs behind them
+    anchors: tuple[Anchor, ...] = ()  # the validation period's anchors
 
 
 def validation(
@@ -87,13 +89,7 @@ def validation(
             value=f"{start.isoformat()}..{end.isoformat()}",
             hint="choose a period the store holds news for",
         )
-    prices = _prices(store, found, proxy, calendar)
-    by_h: dict[int, list[int]] = {h: [] for h in HORIZONS}
-    for a in found:
-        for h in HORIZONS:
-            label = residual_label(prices, a.ticker, proxy, a.prediction_day, h, calendar=calendar)
-            if not isinstance(label, NoLabel):
-                by_h[h].append(label.label)
+    by_h = residual_labels(store, found, proxy=proxy, calendar=calendar)
     if not any(by_h.values()):
         raise InputError(
             "no validation anchor could be labelled (too little price history)",
@@ -105,27 +101,8 @@ def validation(
         {h: class_weights(v) for h, v in by_h.items()},
         {h: label_mix(v) for h, v in by_h.items()},
         sum(len(v) for v in by_h.values()),
+        tuple(found),
     )
-
-
-def _prices(
-    store: BaseStore, found: Sequence[Anchor], proxy: str, calendar: MarketCalendar
-) -> PriceTable:
-    first, last = span_needed(
-        calendar,
-        min(a.prediction_day for a in found),
-        max(a.prediction_day for a in found),
-        horizon=max(HORIZONS),
-    )
-    prices = PriceTable.load(store, {a.ticker for a in found} | {proxy}, first=first, last=last)
-    if prices.series[proxy].empty:
-        raise InputError(
-            f"the market proxy has no prices from {first} to {last}",
-            field="proxy",
-            value=proxy,
-            hint="ingest the proxy's prices, or pass --proxy with a ticker whose bars are stored",
-        )
-    return prices
 
 
 def run_variants(
@@ -146,7 +123,7 @@ def run_variants(
     """Every variant over the anchors of [start, end), in one time-ordered pass
     (`prequential.run_together`)."""
     found = anchors(store, start=start, end=end, calendar=calendar)
-    prices = _prices(store, found, config.proxy, calendar) if found else PriceTable({})
+    prices = load_prices(store, found, proxy=config.proxy, calendar=calendar)
     stage = f"anchors x {len(variants)} variants"
     return run_together(
         store,
@@ -350,7 +327,7 @@ def backtest_job(
             field="--from/--to",
             value=f"{test.first_day}..{test.last_day}",
         )
-    prices = _prices(store, found, proxy, calendar)
+    prices = load_prices(store, found, proxy=proxy, calendar=calendar)
     results = [
         evaluate(
             store,
@@ -394,7 +371,7 @@ def feedback_job(
         end=as_of,
         calendar=calendar,
     )
-    prices = _prices(store, found, proxy, calendar) if found else PriceTable({})
+    prices = load_prices(store, found, proxy=proxy, calendar=calendar)
     out = {}
     for variant in variants:
         memory = memory_of(store, variant)

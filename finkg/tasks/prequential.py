@@ -17,16 +17,17 @@ from dataclasses import dataclass, field
 
 from pyoxigraph import NamedNode
 
-from finkg.evaluation.labels import PriceTable, span_needed
+from finkg.evaluation.labels import PriceTable
 from finkg.kg.calendar import MarketCalendar
 from finkg.kg.store import BaseStore
 from finkg.reader.llm import LLM
 from finkg.reader.read import OutputCache
-from finkg.retrieval.memory import HORIZONS, MemoryTimeline, SourceMemory
+from finkg.retrieval.memory import MemoryTimeline, SourceMemory
 from finkg.retrieval.pools import TextSource, VectorSource
 from finkg.tasks.anchors import Anchor
 from finkg.tasks.feedback import FeedbackReport, feedback
 from finkg.tasks.impact import ImpactConfig, ImpactResult, predict
+from finkg.tasks.impact_labels import load_prices
 
 FEEDBACK_LOOKBACK_SESSIONS = 10  # signals older than this have all matured and been fed back
 
@@ -39,18 +40,6 @@ class RunSummary:
     reader_seconds: float = 0.0  # the reader's time on the reads it did
     results: list[ImpactResult] = field(default_factory=list)
     feedback: FeedbackReport = field(default_factory=FeedbackReport)
-
-
-def load_prices(
-    store: BaseStore, anchors: Sequence[Anchor], *, proxy: str, calendar: MarketCalendar
-) -> PriceTable:
-    """The adjusted closes labels need for `anchors` (every ticker and the proxy)."""
-    if not anchors:
-        return PriceTable({})
-    first, last = span_needed(
-        calendar, anchors[0].prediction_day, anchors[-1].prediction_day, horizon=max(HORIZONS)
-    )
-    return PriceTable.load(store, {a.ticker for a in anchors} | {proxy}, first=first, last=last)
 
 
 def run_prequential(
