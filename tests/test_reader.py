@@ -74,6 +74,24 @@ def test_the_cache_returns_the_same_reply_without_calling(tmp_path: Path) -> Non
     assert second.output == first.output and second.prompt_hash == first.prompt_hash
 
 
+def test_the_cache_keeps_the_replies_of_two_decoders_apart(tmp_path: Path) -> None:
+    """A backend whose decoding changed (`LlamaCpp.decoding`) must not get the replies the
+    old decoder cached for the same prompt."""
+    cache = OutputCache(tmp_path / "replies.sqlite")
+    old = ScriptedLLM(replies=[impact(["N1"], "+1")])
+    read(old, prompt("impact"), VALUES, ImpactPrediction, cache=cache)
+    new = ScriptedLLM(replies=[impact(["N1"], "-1")])
+    new.decoding = "choice-2"  # type: ignore[attr-defined]
+    first = read(new, prompt("impact"), VALUES, ImpactPrediction, cache=cache)
+    again = read(new, prompt("impact"), VALUES, ImpactPrediction, cache=cache)
+    assert not first.cached and again.cached
+    assert first.output.signals.d1.signal == again.output.signals.d1.signal == "-1"  # type: ignore[union-attr]
+    assert (
+        first.prompt_hash
+        == read(old, prompt("impact"), VALUES, ImpactPrediction, cache=cache).prompt_hash
+    )
+
+
 def test_prompt_hash_changes_with_any_input() -> None:
     a = prompt("impact").render(VALUES)
     b = prompt("impact").render({**VALUES, "headline": "Acme cuts guidance"})

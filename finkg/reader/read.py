@@ -4,8 +4,8 @@ repair, and citation checks.
 - Templates are files in `reader/prompts/` with `## system` / `## user` sections and
   `$placeholders`; a template's SHA-256 is part of every run's record.
 - Decoding is greedy and the reader is frozen, so the same model given the same messages
-  and schema answers the same: replies are cached by (model, prompt hash), and a hit is
-  the answer, not an approximation.
+  and schema answers the same: replies are cached by (model, prompt hash, the backend's
+  `decoding` version where it has one), and a hit is the answer, not an approximation.
 - A reply that does not validate against the pydantic model is sent back with the error
   for at most two repairs; `json_valid` records whether it finally did.
 - Cited ids are checked against the ids the prompt gave; the others are dropped and
@@ -136,6 +136,8 @@ def _generate(
     max_tokens: int,
 ) -> Generation:
     key = messages_hash(messages, schema)
+    if decoding := getattr(llm, "decoding", ""):  # a backend's decoder version: its replies
+        key = f"{key}/{decoding}"
     if cache is not None and (hit := cache.get(llm.model_id, key)) is not None:
         return hit
     g = llm.generate(messages, schema, max_tokens=max_tokens)
