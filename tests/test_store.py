@@ -10,7 +10,7 @@ from pyoxigraph import Literal, NamedNode, Quad
 
 from finkg import queries
 from finkg.config import Settings
-from finkg.errors import InputError, StoreError
+from finkg.errors import InputError, QueryError, StoreError
 from finkg.kg.setup import init_store
 from finkg.kg.store import BaseStore, Store, open_store
 from finkg.ontology.terms import FKG, RDF
@@ -63,6 +63,22 @@ def test_generation_grows_even_when_a_write_wipes_the_audit_graph(store: BaseSto
     assert store.generation() == 1
     store.update("DELETE WHERE { GRAPH ?g { ?s ?p ?o } }", note="wipe everything")
     assert store.generation() == 2
+
+
+def test_the_generation_is_the_audit_graphs_after_writes_updates_and_failures(
+    store: BaseStore,
+) -> None:
+    """The embedded writer keeps the generation it committed instead of scanning every
+    commit for it (a prediction run writes thousands); it must still be the audit graph's."""
+    news = store.graphs.news
+    store.write(add=[q("a", "1", news)], note="one")
+    with pytest.raises(QueryError):
+        store.update("THIS IS NOT SPARQL", note="bad")
+    store.update(f"INSERT DATA {{ GRAPH <{news.value}> {{ <{EX}b> <{EX}p> 2 }} }}", note="two")
+    data = ox.serialize([q("c", "3", news)], format=ox.RdfFormat.N_QUADS)
+    store.write_nquads(data, count=1, note="three")
+    in_audit = queries.run(store, "store_generation").scalar()
+    assert store.generation() == int(in_audit.value) == 3  # type: ignore[union-attr]
 
 
 def test_an_empty_write_writes_nothing(store: BaseStore) -> None:

@@ -24,6 +24,7 @@ class EmbeddedStore(BaseStore):
         self.graphs = graphs
         self.read_only = read_only
         self.location = str(path) if path is not None else ":memory:"
+        self._sole_writer = not read_only  # Oxigraph locks the directory to one writer
         try:
             if path is None:
                 self._store = ox.Store()
@@ -95,6 +96,7 @@ class EmbeddedStore(BaseStore):
             raise QueryError(f"SPARQL syntax error: {e}", field="update") from None
         except OSError as e:
             raise StoreError(f"update failed on {self.location}: {e}") from None
+        self._settled(record)
         return record
 
     def _write(self, add: list[Quad], remove: list[Quad]) -> None:
@@ -135,6 +137,7 @@ class EmbeddedStore(BaseStore):
             raise StoreError(f"staged N-Quads did not parse on {self.location}: {e}") from None
         except OSError as e:
             raise StoreError(f"write failed on {self.location}: {e}") from None
+        self._settled(record)
         return record
 
     def load(

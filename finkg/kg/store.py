@@ -139,6 +139,7 @@ class BaseStore(ABC):
                 )
         record = self._commit(commit, note, len(add) + len(remove))
         self._write(add + commit_quads(record, self.graphs), remove)
+        self._settled(record)
         return record
 
     def write_nquads(
@@ -172,13 +173,28 @@ class BaseStore(ABC):
             found |= {Quad(r["s"], r["p"], r["o"], r["g"]) for r in result}  # type: ignore[arg-type]
         return found
 
+    _sole_writer = False  # whether every write goes through this object (see generation)
+    _generation: int | None = None  # the generation it knows, when it is the sole writer
+
     def generation(self) -> int:
         """The highest commit sequence: it grows on every write (0 for a new store).
 
-        The embedded store has one writer (Oxigraph locks the directory); on a remote
-        endpoint two clients writing at the same instant can draw the same number."""
+        The embedded store has one writer (Oxigraph locks the directory), so a writable one
+        keeps the number it last committed instead of asking again: the query scans every
+        commit, and a prediction run writes thousands. On a remote endpoint two clients
+        writing at the same instant can draw the same number."""
+        if self._generation is not None:
+            return self._generation
         value = queries.run(self, "store_generation").scalar()  # type: ignore[union-attr, arg-type]
-        return int(value.value) if value is not None else 0  # type: ignore[union-attr]
+        generation = int(value.value) if value is not None else 0  # type: ignore[union-attr]
+        if self._sole_writer:
+            self._generation = generation
+        return generation
+
+    def _settled(self, record: Commit) -> None:
+        """`record` was written: it is the generation now."""
+        if self._sole_writer:
+            self._generation = record.sequence
 
     def named_graphs(self) -> list[NamedNode]:
         result = queries.run(self, "named_graphs")  # type: ignore[arg-type]
@@ -188,6 +204,7 @@ class BaseStore(ABC):
         """A commit numbered one above the current generation (read before the write, so a
         write that deletes the audit graph still moves the generation forward)."""
         sequence = self.generation() + 1
+        self._generation = None  # until the write succeeds (`_settled`), ask the store
         return Commit(iri or self.new_commit_iri(), note, count, dt.datetime.now(dt.UTC), sequence)
 
     def _check_writable(self, what: str) -> None:
