@@ -41,7 +41,7 @@ from finkg.reader.schemas import ImpactPrediction
 from finkg.retrieval.embed import MiniLM
 from finkg.retrieval.live import LiveTexts, LiveVectors
 from finkg.tasks.anchors import anchors
-from finkg.tasks.impact import ImpactConfig, prompt_values, retrieve
+from finkg.tasks.impact import ImpactConfig, anchor_inputs, prompt_values, retrieve
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -74,8 +74,9 @@ def impact_prompts(
     texts = LiveTexts(store)
     out = []
     for a in found[::step][:n]:
-        got = retrieve(store, a, texts=texts, vectors=vectors, memory=None, config=config)
-        values, ids = prompt_values(store, a, got.context, config)
+        inputs = anchor_inputs(store, a, texts=texts, vectors=vectors, config=config)
+        got = retrieve(store, a, pool=inputs.pool, memory=None, config=config)
+        values, ids = prompt_values(store, a, got.context, config, inputs.card)
         out.append((values, set(ids), tones[a.news.value]))
     return out
 

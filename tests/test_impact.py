@@ -288,3 +288,37 @@ def test_variants_run_together_as_each_would_alone_with_compact_replies(world) -
     assert together.citation_rate > 0
     same = ("macro_f1", "non_neutral_f1", "rank_ic", "citation_rate")  # repr: nan == nan
     assert [repr(getattr(together, f)) for f in same] == [repr(getattr(alone, f)) for f in same]
+
+
+def test_a_run_resumed_in_two_parts_feeds_back_what_one_run_does(world) -> None:
+    """The prequential runner names the predictions it feeds back instead of searching the
+    store for them; predictions an earlier run left, still maturing when the next run
+    starts, must be fed back all the same: two runs over the halves of the test span end
+    with the outcomes and the memory one run over the whole span writes."""
+    root, settings = world
+    config = ImpactConfig(proxy="ZQMX", reply="compact")
+    middle = _at(200)
+    memories = {}
+    for name, spans in (
+        ("whole", [TEST]),
+        ("halves", [Span(TEST.start, middle), Span(middle, TEST.end)]),
+    ):
+        shutil.copytree(root / "store", root / name)
+        llm = ScriptedLLM(respond=_compact, model_id="rule-analyst-compact")
+        with open_store(root / name, settings=settings) as store:
+            for span in spans:
+                run_job(
+                    store,
+                    settings,
+                    test=span,
+                    validation_span=VALIDATION,
+                    variants=["cited"],
+                    config=config,
+                    llm=llm,
+                )
+            outcomes = {
+                q.subject for q in store.quads(store.graphs.outputs) if q.object == FKG.Outcome
+            }
+            memories[name] = (outcomes, set(store.quads(store.graphs.memory)))
+    assert len(memories["whole"][0]) > 20 and len(memories["whole"][1]) > 50
+    assert memories["halves"] == memories["whole"]

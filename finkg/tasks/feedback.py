@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections import defaultdict
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 
 from pyoxigraph import NamedNode, Quad
@@ -56,14 +56,21 @@ class FeedbackReport:
 
 
 def signals(
-    store: BaseStore, memory: SourceMemory, *, first_day: dt.date, last_day: dt.date
+    store: BaseStore,
+    memory: SourceMemory,
+    *,
+    first_day: dt.date,
+    last_day: dt.date,
+    predictions: Collection[NamedNode] | None = None,
 ) -> list[Signal]:
-    """The horizon signals of `memory`'s predictions with P in [first_day, last_day]."""
-    rows = queries.run(
-        store,
-        "feedback_signals",
-        {"memory": memory.iri, "firstDay": first_day, "lastDay": last_day},
-    )
+    """The horizon signals of `memory`'s predictions with P in [first_day, last_day], of
+    `predictions` only when given."""
+    if predictions is not None and not predictions:
+        return []
+    values: dict[str, object] = {"memory": memory.iri, "firstDay": first_day, "lastDay": last_day}
+    if predictions is not None:
+        values["prediction"] = sorted(predictions, key=lambda n: n.value)
+    rows = queries.run(store, "feedback_signals", values)
     grouped: dict[tuple[NamedNode, int], dict] = {}
     cited: dict[tuple[NamedNode, int], list[NamedNode]] = defaultdict(list)
     for r in rows:  # type: ignore[union-attr]
@@ -129,15 +136,22 @@ def feedback(
     weights: Mapping[int, Mapping[int, float]],
     mix: Mapping[int, Mapping[int, float]] | None = None,
     skip: set[tuple[NamedNode, int]] | None = None,
+    predictions: Collection[NamedNode] | None = None,
 ) -> FeedbackReport:
     """Outcomes and memory updates for the signals with prediction day >= `first_day`
     that matured by `as_of` (see the module docstring). `skip` holds (prediction,
-    horizon) pairs already fed back by the caller; the pairs done now are added to it."""
+    horizon) pairs already fed back by the caller; the pairs done now are added to it.
+    `predictions`, when the caller knows them, are the only ones that can still need
+    feedback: the store is then not searched for them (on a long run's store, that search
+    grew with every prediction written)."""
     report = FeedbackReport()
     done = skip if skip is not None else set()
     quads: list[Quad] = []
     updates = []
-    for s in signals(store, memory, first_day=first_day, last_day=as_of.date()):
+    found = signals(
+        store, memory, first_day=first_day, last_day=as_of.date(), predictions=predictions
+    )
+    for s in found:
         if (s.prediction, s.horizon) in done:
             continue
         _, end = calendar.label_window(s.prediction_day, s.horizon)

@@ -100,6 +100,37 @@ class Retrieved:
 
 
 @dataclass(frozen=True)
+class AnchorInputs:
+    """What every variant of one anchor reads alike: the pool (the memory only reorders it)
+    and the market card. Variants run together build them once (`prequential`)."""
+
+    pool: Pool
+    card: str  # the market card's text
+
+
+def anchor_inputs(
+    store: BaseStore,
+    anchor: Anchor,
+    *,
+    texts: TextSource,
+    vectors: VectorSource,
+    config: ImpactConfig,
+) -> AnchorInputs:
+    pool = build_pool(
+        store,
+        anchor=anchor.news,
+        company=anchor.company,
+        decision_time=anchor.decision_time,
+        query=anchor.headline,
+        texts=texts,
+        vectors=vectors,
+        spec=config.pool,
+    )
+    card = market_card(store, anchor.ticker, anchor.card_last_session, proxy=config.proxy)
+    return AnchorInputs(pool, card.text())
+
+
+@dataclass(frozen=True)
 class ImpactResult:
     anchor: Anchor
     retrieved: Retrieved
@@ -112,22 +143,12 @@ def retrieve(
     store: BaseStore,
     anchor: Anchor,
     *,
-    texts: TextSource,
-    vectors: VectorSource,
+    pool: Pool,
     memory: SourceMemory | None,
     config: ImpactConfig,
     timeline: MemoryTimeline | None = None,
 ) -> Retrieved:
-    pool = build_pool(
-        store,
-        anchor=anchor.news,
-        company=anchor.company,
-        decision_time=anchor.decision_time,
-        query=anchor.headline,
-        texts=texts,
-        vectors=vectors,
-        spec=config.pool,
-    )
+    """The top-M of `pool` under `memory` as of the anchor's decision time."""
     if memory is None:
         counts = {}
     elif timeline is not None:
@@ -160,12 +181,15 @@ def evidence_block(
 
 
 def prompt_values(
-    store: BaseStore, anchor: Anchor, context: tuple[Ranked, ...], config: ImpactConfig
+    store: BaseStore,
+    anchor: Anchor,
+    context: tuple[Ranked, ...],
+    config: ImpactConfig,
+    card: str,
 ) -> tuple[dict[str, object], dict[str, NamedNode]]:
-    """The impact template's values for one anchor and its context, and the evidence ids
-    the reader may cite."""
+    """The impact template's values for one anchor, its context and its market card, and
+    the evidence ids the reader may cite."""
     evidence, ids = evidence_block(store, context, config.snippet_chars)
-    card = market_card(store, anchor.ticker, anchor.card_last_session, proxy=config.proxy)
     values = {
         "anchor_id": "A0",
         "headline": anchor.headline,
@@ -173,7 +197,7 @@ def prompt_values(
         "prediction_day": anchor.prediction_day.isoformat(),
         "event_type": anchor.event_label,
         "evidence": evidence,
-        "market_card": card.text(),
+        "market_card": card,
     }
     return values, ids
 
@@ -189,20 +213,18 @@ def predict(
     config: ImpactConfig | None = None,
     cache: OutputCache | None = None,
     timeline: MemoryTimeline | None = None,
+    inputs: AnchorInputs | None = None,
 ) -> ImpactResult:
-    """Retrieve, read and write one anchor's prediction (module docstring)."""
+    """Retrieve, read and write one anchor's prediction (module docstring); `inputs` are
+    the anchor's pool and card when the caller built them already."""
     config = config or ImpactConfig()
     started = dt.datetime.now(dt.UTC)
+    if inputs is None:
+        inputs = anchor_inputs(store, anchor, texts=texts, vectors=vectors, config=config)
     retrieved = retrieve(
-        store,
-        anchor,
-        texts=texts,
-        vectors=vectors,
-        memory=memory,
-        config=config,
-        timeline=timeline,
+        store, anchor, pool=inputs.pool, memory=memory, config=config, timeline=timeline
     )
-    values, ids = prompt_values(store, anchor, retrieved.context, config)
+    values, ids = prompt_values(store, anchor, retrieved.context, config, inputs.card)
     template, contract = REPLIES[config.reply]
     result = read(
         llm,

@@ -25,8 +25,8 @@ from finkg.reader.read import OutputCache
 from finkg.retrieval.memory import MemoryTimeline, SourceMemory
 from finkg.retrieval.pools import TextSource, VectorSource
 from finkg.tasks.anchors import Anchor
-from finkg.tasks.feedback import FeedbackReport, feedback
-from finkg.tasks.impact import ImpactConfig, ImpactResult, predict
+from finkg.tasks.feedback import FeedbackReport, feedback, signals
+from finkg.tasks.impact import ImpactConfig, ImpactResult, anchor_inputs, predict
 from finkg.tasks.impact_labels import load_prices
 
 FEEDBACK_LOOKBACK_SESSIONS = 10  # signals older than this have all matured and been fed back
@@ -85,6 +85,13 @@ class _Variant:
     timeline: MemoryTimeline | None
     summary: RunSummary
     done: set[tuple[NamedNode, int]] = field(default_factory=set)
+    made: dict[NamedNode, dt.date] = field(default_factory=dict)  # prediction -> its P
+
+    def pending(self, first_day: dt.date) -> list[NamedNode]:
+        """The predictions with P on or after `first_day`: the only ones that can still
+        need feedback (older ones are forgotten here)."""
+        self.made = {p: day for p, day in self.made.items() if day >= first_day}
+        return list(self.made)
 
 
 def run_together(
@@ -106,9 +113,9 @@ def run_together(
 ) -> dict[str, RunSummary]:
     """Several variants over the same anchors, in one pass: anchor by anchor, each variant
     fed back and then asked in turn. Each keeps its own memory, so each sees only its own
-    matured feedback, exactly as if run alone; together, the reads of one anchor follow each
-    other, and a reader that keeps a shared prompt opening (the anchor, its card) or an exact
-    reply cache gets them cheaper."""
+    matured feedback, exactly as if run alone; together, the anchor's pool and card are built
+    once, the reads of one anchor follow each other, and a reader that keeps a shared prompt
+    opening (the anchor, its card) or an exact reply cache gets them cheaper."""
     config = config or ImpactConfig()
     ordered = sorted(anchors, key=lambda a: (a.decision_time, a.news.value))
     states = {
@@ -118,6 +125,18 @@ def run_together(
     learning = [v for v in states.values() if v.memory is not None]
     if learning and prices is None:
         prices = load_prices(store, ordered, proxy=config.proxy, calendar=calendar)
+    if learning and ordered:
+        # predictions an earlier run left that can still mature during this one: from here
+        # on the runner names the predictions to feed back instead of searching the store
+        since = calendar.session_offset(ordered[0].prediction_day, -FEEDBACK_LOOKBACK_SESSIONS)
+        for state in learning:
+            for s in signals(
+                store,
+                state.memory,  # type: ignore[arg-type]
+                first_day=since,
+                last_day=ordered[-1].prediction_day,
+            ):
+                state.made[s.prediction] = s.prediction_day
     last_feedback: dt.datetime | None = None
     for i, anchor in enumerate(ordered):
         if learning and _a_close_passed(calendar, last_feedback, anchor.decision_time):
@@ -137,11 +156,13 @@ def run_together(
                     weights=weights,
                     mix=mix,
                     skip=state.done,
+                    predictions=state.pending(first_day),
                 )
                 _merge(state.summary.feedback, report)
                 if report.outcomes:
                     state.timeline.refresh()  # type: ignore[union-attr]
             last_feedback = anchor.decision_time
+        inputs = anchor_inputs(store, anchor, texts=texts, vectors=vectors, config=config)
         for state in states.values():
             result = predict(
                 store,
@@ -153,7 +174,10 @@ def run_together(
                 config=config,
                 cache=cache,
                 timeline=state.timeline,
+                inputs=inputs,
             )
+            if result.prediction is not None:
+                state.made[result.prediction] = anchor.prediction_day
             summary = state.summary
             summary.predictions += result.prediction is not None
             summary.json_invalid += result.prediction is None
