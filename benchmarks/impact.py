@@ -80,6 +80,19 @@ def year(y: int) -> Span:
     return Span(dt.datetime(y, 1, 1, tzinfo=NEW_YORK), dt.datetime(y + 1, 1, 1, tzinfo=NEW_YORK))
 
 
+def clear_runs(store) -> int:  # type: ignore[no-untyped-def]
+    """Drop the outputs and memory graphs, the state earlier runs left; return how many quads.
+    A rerun must not find an earlier run's predictions (`write_output` keeps an existing
+    one, so a changed reader or reply form would silently keep the old) or its memory."""
+    graphs = (store.graphs.outputs, store.graphs.memory)
+    count = sum(sum(1 for _ in store.quads(g)) for g in graphs)
+    if count:
+        store.update(
+            " ; ".join(f"CLEAR SILENT GRAPH <{g.value}>" for g in graphs), note="clear earlier runs"
+        )
+    return count
+
+
 def stratified(found: Sequence[Anchor], n: int) -> list[Anchor]:
     """`n` anchors, each month its share (largest remainders), in SHA-256 order inside it."""
     months: dict[tuple[int, int], list[Anchor]] = {}
@@ -165,6 +178,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--lambda", dest="lam", type=float, default=0.30)
     parser.add_argument("--delta", type=float, default=0.20)
     parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument(
+        "--fresh-cache",
+        action="store_true",
+        help="empty the reply cache first, so every distinct read is done (timed runs)",
+    )
     parser.add_argument("--report", type=Path, default=ROOT / "benchmarks/reports/impact.md")
     args = parser.parse_args(argv)
     if not (args.data / "event").is_dir():
@@ -174,6 +192,7 @@ def main(argv: list[str] | None = None) -> int:
     began = time.perf_counter()
     variants = [v.strip() for v in args.variants.split(",") if v.strip()]
     store = build(args.store, args.data)
+    print(f"run state cleared: {clear_runs(store):,} quads of earlier runs", flush=True)
     settings = Settings(home=args.store / "home", reader=args.reader, threads=args.threads)
     calendar = get_calendar()
     val_span, test_span = year(2019), year(2020)
@@ -204,7 +223,10 @@ def main(argv: list[str] | None = None) -> int:
         reply=args.reply,
         memory=dataclasses.replace(MemoryParams(), lam=args.lam, delta=args.delta),
     )
-    cache = OutputCache(settings.cache_dir / "replies.sqlite")
+    replies = settings.cache_dir / "replies.sqlite"
+    if args.fresh_cache:
+        replies.unlink(missing_ok=True)
+    cache = OutputCache(replies)
     started = time.perf_counter()
 
     def progress(i: int, n: int) -> None:
