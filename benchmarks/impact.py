@@ -8,17 +8,21 @@ and every variant reads them in one prequential pass (`prequential.run_together`
 
 The reads are engineered for 2 CPU cores:
 - the compact reply (`ImpactCompact`: three signals and at most two cited ids, about 35
-  tokens instead of 150-250), and evidence snippets of 200 characters;
+  tokens instead of 150-250), and evidence snippets of 200 characters; it has few possible
+  texts (837 with five ids), so the reader decodes it as a greedy choice among them, asking
+  the model only where they branch (`reader/choices.py`);
 - the prompt opening the reads share (the template's instructions; across the variants of
   one anchor, the anchor and its market card, which the compact template puts before the
   evidence) is kept in the model and reused in whole aligned blocks, which leaves every
   reply what a fresh model would give (`reader/llamacpp.py`);
 - the exact reply cache: a variant whose top-5 equals another's for the same anchor gets
-  that reply without a read (on a rerun, every read is a hit).
+  that reply without a read (on a rerun, every read is a hit: `--fresh-cache` for a timed
+  run);
+- the variants share each anchor's pool and market card (`prequential.run_together`).
 Batching several prompts into one llama.cpp decode is not done: prompt evaluation already
 keeps both cores busy, so it would not add throughput here.
 
-    python benchmarks/impact.py --store /work/impact-store --anchors 1000
+    python benchmarks/impact.py --store /work/impact-store --anchors 1000 --fresh-cache
 """
 
 from __future__ import annotations
@@ -277,6 +281,7 @@ def main(argv: list[str] | None = None) -> int:
         args=args,
         command=command,
         reader=llm.model_id,
+        decoding=getattr(llm, "decoding", ""),
         weights=weights,
         table1=[
             table1_row(
@@ -329,6 +334,7 @@ def report(  # type: ignore[no-untyped-def]
     args,
     command: str,
     reader: str,
+    decoding: str,
     weights,
     table1: list[str],
     everything: int,
@@ -365,8 +371,9 @@ def report(  # type: ignore[no-untyped-def]
         + ", ".join(f"{m}: {n}" for m, n in sorted(months.items()))
         + ". Memory starts empty on 2020-01-01 and learns only matured feedback of sampled "
         "anchors.",
-        f"- Reader: `{reader}` (frozen, greedy), `{args.reply}` reply, evidence snippets of "
-        f"{args.snippet_chars} characters, M0=20, M=5.",
+        f"- Reader: `{reader}` (frozen, greedy; decoding `{decoding or 'default'}`), "
+        f"`{args.reply}` reply, evidence snippets of {args.snippet_chars} characters, M0=20, "
+        "M=5.",
         "",
         "## Throughput",
         "",
