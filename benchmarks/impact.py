@@ -8,9 +8,7 @@ and every variant reads them in one prequential pass (`prequential.run_together`
 
 The reads are engineered for 2 CPU cores:
 - the compact reply (`ImpactCompact`: three signals and at most two cited ids, about 35
-  tokens instead of 150-250), and evidence snippets of 200 characters; it has few possible
-  texts (837 with five ids), so the reader decodes it as a greedy choice among them, asking
-  the model only where they branch (`reader/choices.py`);
+  tokens instead of 150-250), and evidence snippets of 200 characters;
 - the prompt opening the reads share (the template's instructions; across the variants of
   one anchor, the anchor and its market card, which the compact template puts before the
   evidence) is kept in the model and reused in whole aligned blocks, which leaves every

@@ -109,45 +109,6 @@ def test_a_reused_prefix_gives_bit_identical_scores(smollm: Path) -> None:
     assert cold.generate(messages, schema, max_tokens=120).text == reply
 
 
-def test_a_finite_reply_is_chosen_greedily_where_the_replies_branch(smollm: Path) -> None:
-    """The compact reply is decoded as a choice among its 837 texts: the tokens they share
-    go in one batch and the model is asked only where they branch. A slow walk that
-    evaluates the whole reply so far afresh before every branch chooses the same."""
-    from finkg.reader.llamacpp import _END, LlamaCpp
-    from finkg.reader.read import narrow_schema
-    from finkg.reader.schemas import ImpactCompact
-
-    schema = narrow_schema(ImpactCompact.model_json_schema(), IDS)
-    messages = prompt("impact_compact").render(VALUES)
-    llm = LlamaCpp(smollm, model_id="smollm2-135m", n_ctx=2048, threads=2)
-    chosen = llm.generate(messages, schema)
-    reply = ImpactCompact.model_validate_json(chosen.text)
-    assert set(reply.ids) <= IDS
-
-    slow = LlamaCpp(smollm, model_id="smollm2-135m", n_ctx=2048, threads=2)
-    opening = slow._tokens(slow.prompt_text(messages), prompt=True)
-    node = slow._trie(json.dumps(schema, sort_keys=True), schema)
-    assert node is not None
-    tokens: list[int] = []
-    branches = 0
-    while _END not in node:
-        if len(node) > 1:
-            branches += 1
-            slow.llm.reset()
-            slow.llm.eval(opening + tokens)
-            logprobs = slow._log_softmax()
-            tokens.append(max(node, key=lambda t: logprobs[t]))
-        else:
-            tokens.append(next(iter(node)))
-        node = node[tokens[-1]]
-    assert node[_END] == chosen.text
-    assert chosen.tokens_out == len(tokens) > branches >= 5  # three signals, the list, an end
-
-    other = prompt("impact_compact").render({**VALUES, "headline": "Acme cuts its outlook"})
-    llm.generate(other, schema)
-    assert llm.generate(messages, schema).text == chosen.text  # warm as fresh
-
-
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

@@ -16,14 +16,6 @@ aligned to its first token, and only whole blocks are reused, so each block is c
 the same tokens, the same state before it and the same batch shape whether it is reused or
 not: a warm model's logits are bit for bit a fresh model's.
 
-A schema with few possible replies (`choices.finite_replies`: the compact impact reply, yes/no
-selections) is decoded as a choice over them instead of with a grammar: the replies' token trie
-is walked greedily, tokens every remaining reply shares are evaluated in one batch, and the
-model is asked only where they branch (`_choose`). On the compact impact reply that takes about
-0.1 s where grammar decoding took 1.5 s (33 reply tokens one by one, each matched against the
-151,936-token vocabulary). The replies are the texts `json.dumps` writes, so a reply spelled
-with other whitespace or token boundaries, which the grammar allowed, cannot be chosen; replies
-of the two decoders may differ, and `decoding` keeps their cache entries apart.
 """
 
 from __future__ import annotations
@@ -41,7 +33,6 @@ from typing import Any
 import numpy as np
 
 from finkg.errors import InputError
-from finkg.reader.choices import finite_replies
 from finkg.reader.llm import ContextOverflow, Generation, Message, ReaderError, check_messages
 
 # llama-cpp-python 0.3.36 writes a JSON string character as `[^"\\]`, which lets raw
@@ -72,13 +63,12 @@ def _grammar(schema_json: str) -> Any:
 # tokens per aligned prompt block (module docstring): 64 evaluate 15 % faster than 32 on 2
 # cores, and the impact template's shared opening (about 80 tokens) keeps 64 either way
 PREFIX_BLOCK = 64
-_END = -1  # marks a whole reply in a reply trie (no token has a negative id)
 
 
 class LlamaCpp:
     """A GGUF model file, loaded once."""
 
-    decoding = "finite-choice-1"  # bump when a change to decoding may change a reply
+    decoding = "grammar-1"  # part of the reply cache key: bump when decoding changes a reply
 
     def __init__(
         self,
@@ -117,7 +107,6 @@ class LlamaCpp:
             verbose=False,
         )
         self._held: list[int] = []  # the prompt whose blocks the context holds
-        self._tries: dict[str, dict[int, Any]] = {}  # finite schemas' reply tries
         self.prompt_tokens = 0  # prompt tokens asked for, and of them reused: the reuse rate
         self.reused_tokens = 0
         # Free the model while the interpreter is still whole; llama-cpp-python's own
@@ -181,13 +170,6 @@ class LlamaCpp:
                 f"window of {self.n_ctx}"
             )
         started = time.perf_counter()
-        trie = self._trie(key, schema) if key is not None and schema is not None else None
-        if trie is not None:
-            self._eval_prompt(tokens)
-            text, n_out = self._choose(trie)
-            return Generation(
-                text, self.model_id, len(tokens), n_out, time.perf_counter() - started
-            )
         grammar = _grammar(key) if key is not None else None
         self._keep_prefix(tokens)
         reply = self.llm.create_completion(
@@ -209,43 +191,6 @@ class LlamaCpp:
             usage["completion_tokens"],
             time.perf_counter() - started,
         )
-
-    def _trie(self, key: str, schema: Mapping[str, Any]) -> dict[int, Any] | None:
-        """The token trie of the replies `schema` admits (`_END` marks a whole reply), or
-        None when they are too many to choose among."""
-        if key not in self._tries:
-            replies = finite_replies(schema)
-            if replies is None:
-                return None
-            trie: dict[int, Any] = {}
-            for text in replies:
-                node = trie
-                for token in self._tokens(text, prompt=False):
-                    node = node.setdefault(token, {})
-                node[_END] = text
-            self._tries[key] = trie
-        return self._tries.get(key)
-
-    def _choose(self, trie: dict[int, Any]) -> tuple[str, int]:
-        """Walk `trie` from the evaluated prompt: (the chosen reply, its token count)."""
-        node, pending, n_out = trie, [], 0
-        while _END not in node:
-            if len(node) == 1:
-                token = next(iter(node))
-            else:
-                if pending:  # the shared tokens up to this branch, in one batch
-                    self.llm.eval(pending)
-                    pending = []
-                logits = np.ctypeslib.as_array(
-                    self.llm._ctx.get_logits(), shape=(self.llm.n_vocab(),)
-                )
-                token = max(node, key=lambda t: logits[t])
-            pending.append(token)
-            n_out += 1
-            node = node[token]
-        # a whole reply is never a prefix of another (its object is closed), so a node with
-        # _END has no other branch
-        return node[_END], n_out
 
     def _tokens(self, text: str, *, prompt: bool) -> list[int]:
         return self.llm.tokenize(text.encode("utf-8"), add_bos=prompt, special=prompt)
