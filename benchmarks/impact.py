@@ -89,9 +89,7 @@ def clear_runs(store) -> int:  # type: ignore[no-untyped-def]
     graphs = (store.graphs.outputs, store.graphs.memory)
     count = sum(sum(1 for _ in store.quads(g)) for g in graphs)
     if count:
-        store.update(
-            " ; ".join(f"CLEAR SILENT GRAPH <{g.value}>" for g in graphs), note="clear earlier runs"
-        )
+        queries.run(store, "clear_graphs", {"graph": list(graphs)}, allow_update=True)
     return count
 
 

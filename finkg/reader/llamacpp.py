@@ -15,7 +15,6 @@ short valid one on a warm one). Here every prompt is evaluated in blocks of `blo
 aligned to its first token, and only whole blocks are reused, so each block is computed from
 the same tokens, the same state before it and the same batch shape whether it is reused or
 not: a warm model's logits are bit for bit a fresh model's.
-
 """
 
 from __future__ import annotations
@@ -161,7 +160,7 @@ class LlamaCpp:
         max_tokens: int = 512,
     ) -> Generation:
         check_messages(messages)
-        key = json.dumps(schema, sort_keys=True) if schema is not None else None
+        grammar = _grammar(json.dumps(schema, sort_keys=True)) if schema is not None else None
         formatted = self._format(messages=list(messages))
         tokens = self._tokens(formatted.prompt, prompt=True)
         if len(tokens) >= self.n_ctx:
@@ -170,7 +169,6 @@ class LlamaCpp:
                 f"window of {self.n_ctx}"
             )
         started = time.perf_counter()
-        grammar = _grammar(key) if key is not None else None
         self._keep_prefix(tokens)
         reply = self.llm.create_completion(
             prompt=tokens,
