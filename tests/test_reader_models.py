@@ -109,6 +109,43 @@ def test_a_reused_prefix_gives_bit_identical_scores(smollm: Path) -> None:
     assert cold.generate(messages, schema, max_tokens=120).text == reply
 
 
+def test_greedy_decoding_under_the_grammar_replies_as_llama_cpp_python_does(smollm: Path) -> None:
+    """finkg's decoder lets the grammar judge only the most likely token unless it is
+    refused; llama-cpp-python's completion judges every token. The replies are the same,
+    with and without a schema, with a stop sequence and at the token limit."""
+    from llama_cpp import LlamaGrammar
+
+    from finkg.reader.llamacpp import LlamaCpp, grammar_text
+
+    ours = LlamaCpp(smollm, model_id="smollm2-135m", n_ctx=2048, threads=2)
+    other = LlamaCpp(smollm, model_id="smollm2-135m", n_ctx=2048, threads=2)
+    theirs = other.llm  # `other` holds the model open
+    schema = ImpactPrediction.model_json_schema()
+    grammar = LlamaGrammar.from_string(
+        grammar_text(json.dumps(schema, sort_keys=True)), verbose=False
+    )
+    cases = [
+        (prompt("impact").render(VALUES), schema, grammar, 300),
+        (prompt("impact").render({**VALUES, "headline": "Acme cuts its outlook"}), None, None, 60),
+        (prompt("relevance").render({"query": "revenue", "chunk": "Revenue up"}), None, None, 5),
+    ]
+    for messages, reply_schema, reply_grammar, limit in cases:
+        got = ours.generate(messages, reply_schema, max_tokens=limit)
+        tokens = ours._tokens(ours.prompt_text(messages), prompt=True)
+        theirs.reset()
+        expected = theirs.create_completion(
+            prompt=tokens,
+            temperature=0.0,
+            top_k=1,
+            max_tokens=limit,
+            stop=ours._format(messages=list(messages)).stop,
+            grammar=reply_grammar,
+        )
+        assert got.text == expected["choices"][0]["text"]
+        assert got.tokens_out == expected["usage"]["completion_tokens"]
+        assert got.tokens_out > 0
+
+
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

@@ -59,6 +59,90 @@ def _grammar(schema_json: str) -> Any:
     return LlamaGrammar.from_string(grammar_text(schema_json), verbose=False)
 
 
+def _stops(stop: str | list[str] | None) -> list[str]:
+    if stop is None:
+        return []
+    return [stop] if isinstance(stop, str) else list(stop)
+
+
+# llama.cpp's candidate record: token id, logit, probability
+_CANDIDATE = np.dtype([("id", np.int32), ("logit", np.float32), ("p", np.float32)], align=True)
+
+
+class _GrammarSampler:
+    """Greedy decoding under a grammar, as llama.cpp's greedy sampler after its grammar
+    sampler chooses, but the grammar first judges only the most likely token: when it is
+    allowed it is the most likely allowed token, so the grammar need not judge the whole
+    vocabulary (152k tokens for Qwen, 20 ms a step on 2 cores). Only when it is refused are
+    all tokens judged. Ties go to the lowest token id, as in llama.cpp's greedy sampler. The
+    replies are the same; the grammar costs 0.1-0.2 s a reply instead of 0.6."""
+
+    def __init__(self, llm: Any, grammar: Any) -> None:
+        self.llm = llm
+        self.grammar = grammar
+        self.sampler: Any = None
+
+    def __enter__(self) -> _GrammarSampler:
+        if self.grammar is not None:
+            import llama_cpp
+
+            self.sampler = llama_cpp.llama_sampler_init_grammar(
+                self.llm._model.vocab,
+                self.grammar._grammar.encode("utf-8"),
+                self.grammar._root.encode("utf-8"),
+            )
+            if not self.sampler:
+                raise ReaderError("llama.cpp could not build the reply grammar")
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.sampler:
+            import llama_cpp
+
+            llama_cpp.llama_sampler_free(self.sampler)
+            self.sampler = None
+
+    def greedy(self, logits: np.ndarray) -> int:
+        token = int(np.argmax(logits))
+        if self.sampler is None:
+            return token
+        if not self._allowed(token, logits):
+            token = self._best_allowed(logits)
+        import llama_cpp
+
+        llama_cpp.llama_sampler_accept(self.sampler, token)
+        return token
+
+    def _judge(self, candidates: np.ndarray) -> None:
+        """Let the grammar set the logit of each refused candidate to -inf, in place."""
+        import ctypes
+
+        import llama_cpp
+
+        array = llama_cpp.llama_token_data_array(
+            data=candidates.ctypes.data_as(ctypes.POINTER(llama_cpp.llama_token_data)),
+            size=len(candidates),
+            selected=-1,
+            sorted=False,
+        )
+        llama_cpp.llama_sampler_apply(self.sampler, ctypes.byref(array))
+
+    def _allowed(self, token: int, logits: np.ndarray) -> bool:
+        one = np.zeros(1, dtype=_CANDIDATE)
+        one["id"], one["logit"] = token, logits[token]
+        self._judge(one)
+        return bool(np.isfinite(one["logit"][0]))
+
+    def _best_allowed(self, logits: np.ndarray) -> int:
+        every = np.zeros(len(logits), dtype=_CANDIDATE)
+        every["id"] = np.arange(len(logits))
+        every["logit"] = logits
+        self._judge(every)
+        if not np.isfinite(every["logit"]).any():
+            raise ReaderError("the reply grammar allows no token here")
+        return int(np.argmax(every["logit"]))
+
+
 # tokens per aligned prompt block (module docstring): 64 evaluate 15 % faster than 32 on 2
 # cores, and the impact template's shared opening (about 80 tokens) keeps 64 either way
 PREFIX_BLOCK = 64
@@ -163,32 +247,38 @@ class LlamaCpp:
         grammar = _grammar(json.dumps(schema, sort_keys=True)) if schema is not None else None
         formatted = self._format(messages=list(messages))
         tokens = self._tokens(formatted.prompt, prompt=True)
-        if len(tokens) >= self.n_ctx:
-            raise ContextOverflow(
-                f"{self.model_id}: a prompt of {len(tokens)} tokens does not fit the context "
-                f"window of {self.n_ctx}"
-            )
         started = time.perf_counter()
-        self._keep_prefix(tokens)
-        reply = self.llm.create_completion(
-            prompt=tokens,
-            temperature=0.0,
-            top_k=1,
-            top_p=1.0,
-            seed=0,
-            max_tokens=max_tokens,
-            stop=formatted.stop,
-            grammar=grammar,
-        )
-        self._held = tokens
-        usage = reply["usage"]
+        self._eval_prompt(tokens)
+        stops = [s.encode("utf-8") for s in _stops(formatted.stop)]
+        reply: list[int] = []
+        text = b""
+        with _GrammarSampler(self.llm, grammar) as sampler:
+            for _ in range(min(max_tokens, self.n_ctx - len(tokens))):
+                token = sampler.greedy(self._logits())
+                if self._is_end(token):
+                    break
+                reply.append(token)
+                text = self.llm.detokenize(reply, prev_tokens=tokens)
+                if any(stop in text for stop in stops):
+                    text = text[: min(text.index(s) for s in stops if s in text)]
+                    break
+                self.llm.eval([token])
         return Generation(
-            reply["choices"][0]["text"] or "",
+            text.decode("utf-8", errors="ignore"),
             self.model_id,
-            usage["prompt_tokens"],
-            usage["completion_tokens"],
+            len(tokens),
+            len(reply),
             time.perf_counter() - started,
         )
+
+    def _logits(self) -> np.ndarray:
+        """The last evaluated position's logits (a view into llama.cpp's buffer)."""
+        return np.ctypeslib.as_array(self.llm._ctx.get_logits(), shape=(self.llm.n_vocab(),))
+
+    def _is_end(self, token: int) -> bool:
+        from llama_cpp import llama_vocab_is_eog
+
+        return bool(llama_vocab_is_eog(self.llm._model.vocab, token))
 
     def _tokens(self, text: str, *, prompt: bool) -> list[int]:
         return self.llm.tokenize(text.encode("utf-8"), add_bos=prompt, special=prompt)
@@ -205,10 +295,7 @@ class LlamaCpp:
         self._held = tokens
 
     def _log_softmax(self) -> np.ndarray:
-        logits = np.ctypeslib.as_array(
-            self.llm._ctx.get_logits(),
-            shape=(self.llm.n_vocab(),),
-        ).astype(np.float64)
+        logits = self._logits().astype(np.float64)
         shifted = logits - logits.max()
         return shifted - math.log(np.exp(shifted).sum())
 
