@@ -18,8 +18,8 @@ from finkg.config import Settings
 from finkg.errors import InputError, TimestampError
 from finkg.kg.graphs import Graphs
 from finkg.kg.ingest import IngestOptions, Item, Reject, loader
-from finkg.kg.ingest.common import zoned
-from finkg.ontology.terms import FKG
+from finkg.kg.ingest.common import Lines, Quads, zoned
+from finkg.ontology.terms import FKG, RDF
 from finkg.queries.binding import bind
 
 OPTIONS = IngestOptions(graphs=Graphs(Settings().base_iri))
@@ -101,6 +101,30 @@ def test_a_news_record_is_an_item_or_a_named_reject(
         return
     texts = [q.object.value for q in entry.quads if q.predicate == FKG.text]
     assert texts == [title.strip() + ("\n\n" + body.strip() if body.strip() else "")]
+
+
+@PROPERTY
+@given(TEXT, TEXT)
+def test_lines_write_the_quads_the_quad_builder_makes(title: str, source: str) -> None:
+    """The news loader writes N-Quads text itself (`common.Lines`); whatever the strings,
+    the text holds exactly the quads `common.Quads` builds from the same statements."""
+    graph, node, doc = (ox.NamedNode(f"https://e.org/{n}") for n in ("g", "n", "d"))
+    statements = [
+        (RDF.type, FKG.NewsArticle),
+        (FKG.text, ox.Literal(title)),
+        (FKG.site, ox.Literal(title, language="en")),
+        (FKG.availableAt, ox.Literal(title, datatype=ox.NamedNode("https://e.org/t"))),
+        (FKG.about, None),
+    ]
+    built, text = Quads(graph), Lines(graph)
+    for builder in (built, text):
+        builder.node(node, *statements)
+        builder.source_document(doc, data=title.encode(), source=source, media_type="text/csv")
+    item = text.item(node, "news.jsonl", 1)
+    assert item.quads == built.items
+    assert item.count == len(built.items)
+    assert item.key_type == ox.Quad(node, RDF.type, FKG.NewsArticle, graph)
+    assert item.sources == ((doc, graph),)
 
 
 PRICE = st.one_of(

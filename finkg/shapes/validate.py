@@ -86,10 +86,14 @@ def ontology_graph() -> rdflib.Graph:
     return rdflib.Graph().parse(ontology_path(), format="turtle")
 
 
-def validate_quads(quads: Iterable[ox.Quad], *, engine: str = "sparql") -> Report:
-    """Validate quads (their graphs merged) against every shape."""
+def validate_quads(
+    quads: Iterable[ox.Quad], *, nquads: bytes = b"", engine: str = "sparql"
+) -> Report:
+    """Validate quads, and the quads written as N-Quads text in `nquads` (their graphs
+    merged), against every shape."""
     if engine == "pyshacl":
         triples = [ox.Triple(q.subject, q.predicate, q.object) for q in quads]
+        triples += [ox.Triple(q.subject, q.predicate, q.object) for q in _parsed(nquads)]
         data = rdflib.Graph()
         if triples:
             data.parse(data=ox.serialize(triples, format=ox.RdfFormat.N_TRIPLES), format="nt")
@@ -97,6 +101,8 @@ def validate_quads(quads: Iterable[ox.Quad], *, engine: str = "sparql") -> Repor
     _check_engine(engine)
     scratch = ox.Store()
     scratch.extend(quads)  # graph names kept; the checks read the union of all graphs
+    if nquads:  # parsed by Oxigraph straight into the store: no Quad objects
+        scratch.load(nquads, format=ox.RdfFormat.N_QUADS)
     return _run_checks(
         lambda text: _solutions(scratch.query(text, use_default_graph_as_union=True)),
         len(scratch),
@@ -104,6 +110,10 @@ def validate_quads(quads: Iterable[ox.Quad], *, engine: str = "sparql") -> Repor
 
 
 _PRESENT = "classes_present"
+
+
+def _parsed(nquads: bytes) -> list[ox.Quad]:
+    return list(ox.parse(nquads, format=ox.RdfFormat.N_QUADS)) if nquads else []
 
 
 def _solutions(result: object) -> list[dict[str, object]]:

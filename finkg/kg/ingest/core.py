@@ -1,8 +1,9 @@
 """The one batch writer every loader shares.
 
 A loader reads source files and yields, per record, either an `Item` (the quads of one
-record, keyed by the node whose presence means "already ingested") or a `Reject` (file,
-line, field, reason). `ingest()` then:
+record, keyed by the node whose presence means "already ingested"), a `TextItem` (the same
+written as N-Quads text, where building Quad objects would cost the loader its speed
+target) or a `Reject` (file, line, field, reason). `ingest()` then:
 
 1. checks every record: it parses (loader), its key node is not in the store yet, and its
    quads conform to finkg's shapes (compiled to SPARQL, `shapes/validate.py`); worker threads
@@ -56,6 +57,30 @@ class Item:
 
 
 @dataclass(frozen=True)
+class TextItem:
+    """The quads of one source record already written as N-Quads (`common.Lines`): the
+    ingest stages, checks and writes the text without building a Quad object for each
+    statement. `key_type` is the key's `rdf:type` quad, `sources` the source documents
+    (subject, graph) among the statements."""
+
+    key: NamedNode
+    nquads: bytes
+    count: int
+    key_type: Quad
+    sources: tuple[tuple[NamedNode, NamedNode], ...]
+    source: str
+    line: int | None = None
+
+    @property
+    def quads(self) -> list[Quad]:
+        """The statements as quads, parsed from the text (a violation report needs them)."""
+        return list(ox.parse(self.nquads, format=ox.RdfFormat.N_QUADS))
+
+
+Record = Item | TextItem
+
+
+@dataclass(frozen=True)
 class Reject:
     """A record that cannot be ingested, and why."""
 
@@ -97,7 +122,7 @@ class IngestOptions:
         return self.graphs.base
 
 
-Loader = Callable[[Sequence[Path], IngestOptions], Iterable["Item | Reject"]]
+Loader = Callable[[Sequence[Path], IngestOptions], Iterable["Item | TextItem | Reject"]]
 
 
 @dataclass
@@ -152,8 +177,12 @@ def ingest(
                 report.skipped_existing += len(checked.items) - len(fresh)  # repeated in input
                 seen.update(i.key for i in fresh)
                 for item in fresh:
-                    data = ox.serialize(item.quads, format=ox.RdfFormat.N_QUADS)
-                    writer.add(data, Staged(len(item.quads), len(data), _sources(item, data)))
+                    if isinstance(item, TextItem):
+                        data, count, sources = item.nquads, item.count, item.sources
+                    else:
+                        data = ox.serialize(item.quads, format=ox.RdfFormat.N_QUADS)
+                        count, sources = len(item.quads), _sources(item, data)
+                    writer.add(data, Staged(count, len(data), sources))
                 report.records += chunk_size
                 tick("checked", chunk_size)
 
@@ -191,7 +220,7 @@ class Staged:
 class Vetted:
     """One checked chunk: the items to stage, how many were already in the store, rejects."""
 
-    items: list[Item]
+    items: list[Record]
     skipped: int
     rejects: list[Reject]
 
@@ -209,9 +238,11 @@ def _sources(item: Item, data: bytes) -> tuple[tuple[NamedNode, NamedNode], ...]
     )
 
 
-def _vet(store: BaseStore, items: list[Item], skip_bad: bool) -> Vetted:
+def _vet(store: BaseStore, items: list[Record], skip_bad: bool) -> Vetted:
     """The items of one chunk that are not in the store yet and conform to the shapes."""
     for item in items:
+        if isinstance(item, TextItem):  # `common.Lines` writes every line in its graph
+            continue
         for q in item.quads:
             if not isinstance(q.graph_name, NamedNode):
                 raise InputError(
@@ -228,8 +259,8 @@ def _vet(store: BaseStore, items: list[Item], skip_bad: bool) -> Vetted:
     return Vetted(checked, len(items) - len(new), rejects)
 
 
-def _chunks(items: Iterable[Item | Reject], size: int) -> Iterator[list[Item | Reject]]:
-    chunk: list[Item | Reject] = []
+def _chunks(items: Iterable[Record | Reject], size: int) -> Iterator[list[Record | Reject]]:
+    chunk: list[Record | Reject] = []
     for item in items:
         chunk.append(item)
         if len(chunk) >= size:
@@ -239,7 +270,7 @@ def _chunks(items: Iterable[Item | Reject], size: int) -> Iterator[list[Item | R
         yield chunk
 
 
-def _accept(chunk: list[Item | Reject], report: IngestReport, skip_bad: bool) -> list[Item]:
+def _accept(chunk: list[Record | Reject], report: IngestReport, skip_bad: bool) -> list[Record]:
     items = []
     for entry in chunk:
         if isinstance(entry, Reject):
@@ -251,9 +282,12 @@ def _accept(chunk: list[Item | Reject], report: IngestReport, skip_bad: bool) ->
     return items
 
 
-def _check_shapes(items: list[Item], rejects: list[Reject], skip_bad: bool) -> list[Item]:
+def _check_shapes(items: list[Record], rejects: list[Reject], skip_bad: bool) -> list[Record]:
     """Drop (or refuse) the items whose nodes break a shape."""
-    result = validate_quads(q for item in items for q in item.quads)
+    result = validate_quads(
+        (q for item in items if isinstance(item, Item) for q in item.quads),
+        nquads=b"".join(item.nquads for item in items if isinstance(item, TextItem)),
+    )
     if result.conforms:
         return items
     owner = {q.subject.value: item for item in items for q in item.quads}
@@ -374,7 +408,7 @@ def _count(batch: list[Staged]) -> int:
     return sum(s.quads + len(s.sources) for s in batch)
 
 
-def existing(store: BaseStore, items: list[Item]) -> set[NamedNode]:
+def existing(store: BaseStore, items: Sequence[Record]) -> set[NamedNode]:
     """The keys of `items` that the store already holds: a key counts as held when its own
     `rdf:type` quad (its class in its graph) is in the store, one point lookup each."""
     typed = [_key_type(i) for i in items]
@@ -382,7 +416,9 @@ def existing(store: BaseStore, items: list[Item]) -> set[NamedNode]:
     return {q.subject for q in typed if q in held}  # type: ignore[misc]
 
 
-def _key_type(item: Item) -> Quad:
+def _key_type(item: Record) -> Quad:
+    if isinstance(item, TextItem):
+        return item.key_type
     for q in item.quads:
         if q.subject == item.key and q.predicate == RDF.type:
             return q

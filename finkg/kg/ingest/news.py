@@ -27,7 +27,7 @@ from zoneinfo import ZoneInfo
 
 from finkg.errors import InputError
 from finkg.kg.ingest import common
-from finkg.kg.ingest.core import IngestOptions, Item, Reject
+from finkg.kg.ingest.core import IngestOptions, Reject, TextItem
 from finkg.kg.iri import mint
 from finkg.ontology.terms import DCTERMS, FKG, PROV, RDF
 
@@ -73,7 +73,7 @@ TIME_FORMAT = common.SECONDS
 MAX_FIELD = 1_000_000  # characters; longer fields are rejected, not truncated
 
 
-def load(paths: Sequence[Path], options: IngestOptions) -> Iterator[Item | Reject]:
+def load(paths: Sequence[Path], options: IngestOptions) -> Iterator[TextItem | Reject]:
     for path in paths:
         shape = FNSPID if ".csv" in [s.lower() for s in path.suffixes] else NASDAQ
         for line, record in _records(path, shape):
@@ -182,7 +182,7 @@ def _published(record: dict, shape: Shape, options: IngestOptions) -> tuple[obje
 
 def item(
     record: dict, options: IngestOptions, *, shape: Shape = NASDAQ, source: str, line: int | None
-) -> Item:
+) -> TextItem:
     symbol = (_field(record, shape.symbol) or "").upper()
     published, rule = _published(record, shape, options)
     title = _field(record, shape.title) or ""
@@ -193,7 +193,7 @@ def item(
     node = mint("news", symbol, key, base=options.base)
     doc = mint("source/news", symbol, key, base=options.base)
     canonical = json.dumps(record, sort_keys=True, ensure_ascii=False).encode("utf-8")
-    q = common.Quads(options.graph or options.graphs.news)
+    q = common.Lines(options.graph or options.graphs.news)  # text: news has a speed target
     q.source_document(
         doc,
         data=canonical,
@@ -213,4 +213,4 @@ def item(
         (FKG.site, common.string(site) if site else None),
         (PROV.wasDerivedFrom, doc),
     )
-    return Item(node, q.items, source, line)
+    return q.item(node, source, line)
