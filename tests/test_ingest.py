@@ -15,7 +15,7 @@ from finkg.errors import InputError
 from finkg.kg.ingest import IngestOptions, ingest, loader
 from finkg.kg.ingest.fartrans import isin_ok
 from finkg.kg.store import BaseStore
-from finkg.ontology.terms import FKG
+from finkg.ontology.terms import FKG, PROV
 from finkg.shapes.validate import validate_store
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
@@ -154,6 +154,60 @@ def test_skip_bad_writes_checked_batches_in_order_while_checking_on(
     titles = values(store, FKG.text)
     assert len(titles) == len(set(titles)) == 200
     assert validate_store(store).conforms
+
+
+def test_a_text_item_that_breaks_a_shape_is_named_or_set_aside(
+    store: BaseStore, tmp_path: Path
+) -> None:
+    """Items written as N-Quads text (`common.Lines`, the news loader's) are shape-checked
+    like items of quads: one without its availability instant is refused by file and line,
+    or set aside with --skip-bad while the good one is written."""
+    from pyoxigraph import Literal
+
+    from finkg.kg.ingest.common import Lines
+    from finkg.kg.iri import mint
+    from finkg.ontology.terms import RDF
+
+    def texts(paths, options):
+        for line, when in ((1, None), (2, "2019-03-01T16:30:00-05:00")):
+            node = mint("news", "ZQAW", str(line), base=options.base)
+            doc = mint("source/news", "ZQAW", str(line), base=options.base)
+            q = Lines(options.graphs.news)
+            q.source_document(doc, data=b"{}", source="https://e.org/n", media_type="text/csv")
+            q.node(
+                node,
+                (RDF.type, FKG.NewsArticle),
+                (FKG.text, Literal(f"item {line}")),
+                (FKG.availableAt, common_datetime(when)),
+                (FKG.timeQuality, Literal("exact")),
+                (FKG.timeRule, Literal("test")),
+                (FKG.sourceFamily, FKG.News),
+                (FKG.about, mint("company", "ZQAW", base=options.base)),
+                (PROV.wasDerivedFrom, doc),
+            )
+            yield q.item(node, str(paths[0]), line)
+
+    path = tmp_path / "n.txt"
+    options = IngestOptions(graphs=store.graphs)
+    with pytest.raises(InputError) as error:
+        ingest(store, "news", texts, [path], options)
+    assert (error.value.line, error.value.field) == (1, FKG.availableAt.value)
+    assert store.generation() == 0
+    report = ingest(store, "news", texts, [path], options, skip_bad=True)
+    assert (report.written, [r.line for r in report.rejects]) == (1, [1]), report.rejects
+    assert validate_store(store).conforms
+    rows = store.select(  # the written item's source document points at its commit
+        "SELECT ?doc WHERE { GRAPH ?g { ?doc <http://www.w3.org/ns/prov#wasGeneratedBy> ?c } }"
+    )
+    assert [r["doc"].value for r in rows] == [mint("source/news", "ZQAW", "2").value]  # type: ignore[union-attr]
+
+
+def common_datetime(text: str | None):
+    import datetime as dt
+
+    from finkg.kg.ingest.common import datetime
+
+    return None if text is None else datetime(dt.datetime.fromisoformat(text))
 
 
 def test_price_bars_are_available_at_the_session_close(store: BaseStore, tmp_path: Path) -> None:

@@ -252,8 +252,9 @@ class LlamaCpp:
         stops = [s.encode("utf-8") for s in _stops(formatted.stop)]
         reply: list[int] = []
         text = b""
+        limit = min(max_tokens, self.n_ctx - len(tokens))
         with _GrammarSampler(self.llm, grammar) as sampler:
-            for _ in range(min(max_tokens, self.n_ctx - len(tokens))):
+            while len(reply) < limit:
                 token = sampler.greedy(self._logits())
                 if self._is_end(token):
                     break
@@ -262,7 +263,8 @@ class LlamaCpp:
                 if any(stop in text for stop in stops):
                     text = text[: min(text.index(s) for s in stops if s in text)]
                     break
-                self.llm.eval([token])
+                if len(reply) < limit:  # the next token needs this one's logits
+                    self.llm.eval([token])
         return Generation(
             text.decode("utf-8", errors="ignore"),
             self.model_id,

@@ -122,7 +122,7 @@ class IngestOptions:
         return self.graphs.base
 
 
-Loader = Callable[[Sequence[Path], IngestOptions], Iterable["Item | TextItem | Reject"]]
+Loader = Callable[[Sequence[Path], IngestOptions], Iterable["Record | Reject"]]
 
 
 @dataclass
