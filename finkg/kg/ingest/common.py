@@ -167,7 +167,7 @@ class Quads(_Builder):
         return self
 
 
-_SOURCE_TYPE = str(RDF.type), str(FKG.SourceDocument)
+_TYPE, _SOURCE_DOCUMENT = str(RDF.type), str(FKG.SourceDocument)  # as N-Triples terms
 
 
 class Lines(_Builder):
@@ -190,9 +190,9 @@ class Lines(_Builder):
             if o is None:
                 continue
             predicate, value = str(p), str(o)
-            if predicate == _SOURCE_TYPE[0]:
+            if predicate == _TYPE:
                 self.types.setdefault(subject, o)  # type: ignore[arg-type]
-                if value == _SOURCE_TYPE[1]:
+                if value == _SOURCE_DOCUMENT:
                     self.sources.append((s, self.graph))
             self.lines.append(f"{subject} {predicate} {value}{self._graph}")
         return self
