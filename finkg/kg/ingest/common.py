@@ -20,7 +20,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from pyoxigraph import Literal, NamedNode, Quad
 
 from finkg.errors import InputError, TimestampError
-from finkg.kg.ingest.core import Reject, TextItem
+from finkg.kg.ingest.records import Reject, TextItem
 from finkg.ontology.terms import DCTERMS, FKG, RDF, XSD
 
 

@@ -35,6 +35,7 @@ from pyoxigraph import NamedNode, Quad
 from finkg import queries
 from finkg.errors import InputError
 from finkg.kg.graphs import Graphs
+from finkg.kg.ingest.records import Item, Record, Reject, TextItem
 from finkg.kg.iri import readable_keys
 from finkg.kg.store import BaseStore
 from finkg.ontology.terms import FKG, PROV, RDF
@@ -45,64 +46,16 @@ CHECKERS = 2  # threads checking chunks (Oxigraph queries run outside the GIL)
 WRITE_BATCH = 5_000  # items per commit at most
 WRITE_QUADS = 100_000  # quads per commit at most (whole items; a bigger item goes alone)
 
-
-@dataclass(frozen=True)
-class Item:
-    """The quads of one source record; `key` present in the store means it is ingested."""
-
-    key: NamedNode
-    quads: list[Quad]
-    source: str
-    line: int | None = None
-
-
-@dataclass(frozen=True)
-class TextItem:
-    """The quads of one source record already written as N-Quads (`common.Lines`): the
-    ingest stages, checks and writes the text without building a Quad object for each
-    statement. `key_type` is the key's `rdf:type` quad, `sources` the source documents
-    (subject, graph) among the statements."""
-
-    key: NamedNode
-    nquads: bytes
-    count: int
-    key_type: Quad
-    sources: tuple[tuple[NamedNode, NamedNode], ...]
-    source: str
-    line: int | None = None
-
-    @property
-    def quads(self) -> list[Quad]:
-        """The statements as quads, parsed from the text (a violation report needs them)."""
-        return list(ox.parse(self.nquads, format=ox.RdfFormat.N_QUADS))
-
-
-Record = Item | TextItem
-
-
-@dataclass(frozen=True)
-class Reject:
-    """A record that cannot be ingested, and why."""
-
-    source: str
-    line: int | None
-    reason: str
-    field: str | None = None
-    value: str | None = None
-
-    def error(self) -> InputError:
-        return InputError(
-            self.reason, source=self.source, line=self.line, field=self.field, value=self.value
-        )
-
-    @classmethod
-    def of(cls, error: InputError, *, source: str, line: int | None) -> Reject:
-        value = None if error.value is None else str(error.value)[:500]
-        return cls(error.source or source, error.line or line, _reason(error), error.field, value)
-
-
-def _reason(error: InputError) -> str:
-    return error.message + (f"; {error.hint}" if error.hint else "")
+__all__ = [
+    "IngestOptions",
+    "IngestReport",
+    "Item",
+    "Loader",
+    "Record",
+    "Reject",
+    "TextItem",
+    "ingest",
+]
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -1,0 +1,70 @@
+"""What a loader yields for each source record: an `Item` of quads, a `TextItem` of the
+same written as N-Quads text, or a `Reject` saying why the record cannot be ingested."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pyoxigraph as ox
+from pyoxigraph import NamedNode, Quad
+
+from finkg.errors import InputError
+
+
+@dataclass(frozen=True)
+class Item:
+    """The quads of one source record; `key` present in the store means it is ingested."""
+
+    key: NamedNode
+    quads: list[Quad]
+    source: str
+    line: int | None = None
+
+
+@dataclass(frozen=True)
+class TextItem:
+    """The quads of one source record already written as N-Quads (`common.Lines`): the
+    ingest stages, checks and writes the text without building a Quad object for each
+    statement. `key_type` is the key's `rdf:type` quad, `sources` the source documents
+    (subject, graph) among the statements."""
+
+    key: NamedNode
+    nquads: bytes
+    count: int
+    key_type: Quad
+    sources: tuple[tuple[NamedNode, NamedNode], ...]
+    source: str
+    line: int | None = None
+
+    @property
+    def quads(self) -> list[Quad]:
+        """The statements as quads, parsed from the text (a violation report needs them)."""
+        return list(ox.parse(self.nquads, format=ox.RdfFormat.N_QUADS))
+
+
+Record = Item | TextItem
+
+
+@dataclass(frozen=True)
+class Reject:
+    """A record that cannot be ingested, and why."""
+
+    source: str
+    line: int | None
+    reason: str
+    field: str | None = None
+    value: str | None = None
+
+    def error(self) -> InputError:
+        return InputError(
+            self.reason, source=self.source, line=self.line, field=self.field, value=self.value
+        )
+
+    @classmethod
+    def of(cls, error: InputError, *, source: str, line: int | None) -> Reject:
+        value = None if error.value is None else str(error.value)[:500]
+        return cls(error.source or source, error.line or line, _reason(error), error.field, value)
+
+
+def _reason(error: InputError) -> str:
+    return error.message + (f"; {error.hint}" if error.hint else "")
