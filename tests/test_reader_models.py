@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from finkg.reader.llm import ReaderError
-from finkg.reader.models import MODELS, assemble
+from finkg.reader.models import MODELS, PackagedModel, RequantizedModel, _requantize, assemble
 from finkg.reader.read import prompt, read
 from finkg.reader.schemas import ImpactPrediction
 
@@ -201,7 +201,34 @@ def test_openai_compatible_reader_against_llama_cpp_server(smollm: Path) -> None
 def test_every_packaged_model_is_pinned() -> None:
     for m in MODELS.values():
         assert len(m.sha256) == 64 and m.size > 0
-        assert all(v for _, v in m.distributions)
+        assert m.requirements and all("==" in r for r in m.requirements)
+        if isinstance(m, RequantizedModel):
+            assert isinstance(MODELS[m.base], PackagedModel)  # derived from pinned bytes
+
+
+def test_a_requantized_model_is_written_verified_and_then_reused(tmp_path: Path) -> None:
+    pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed (make test does)")
+    try:
+        path = assemble("qwen2.5-coder-0.5b-q4_0", tmp_path)
+    except ReaderError as e:
+        pytest.skip(str(e))
+    m = MODELS["qwen2.5-coder-0.5b-q4_0"]
+    assert path.stat().st_size == m.size and path.read_bytes()[:4] == b"GGUF"
+    written = path.stat().st_mtime_ns
+    assert assemble("qwen2.5-coder-0.5b-q4_0", tmp_path) == path
+    assert path.stat().st_mtime_ns == written  # verified and kept, not written again
+    assert sorted(p.name for p in path.parent.iterdir()) == [
+        "qwen2.5-coder-0.5b-q4_0.gguf",
+        "qwen2.5-coder-0.5b.gguf",
+    ]
+
+
+def test_a_requantized_file_that_misses_its_pin_is_refused_and_removed(smollm: Path) -> None:
+    wrong = RequantizedModel("smol-q8", "SmolLM2 at Q8_0", "smollm2-135m", "Q8_0", "0" * 64, 1)
+    target = smollm.parent / "smol-q8.gguf"
+    with pytest.raises(ReaderError, match=r"smollm2-135m to Q8_0 wrote a file that does not"):
+        _requantize(wrong, smollm, target)
+    assert sorted(p.name for p in smollm.parent.iterdir()) == [smollm.name]
 
 
 def test_the_json_grammar_keeps_control_characters_out_of_strings() -> None:
