@@ -15,7 +15,7 @@ from finkg.errors import QueryError, TimestampError
 from finkg.kg.graphs import Graphs
 from finkg.kg.store import BaseStore
 from finkg.ontology.terms import FKG, PROV, RDF, XSD
-from finkg.queries.binding import bind, to_term
+from finkg.queries.binding import bind, inline_iri, to_term
 
 NY = ZoneInfo("America/New_York")
 ID = "https://w3id.org/finkg/id/"
@@ -41,6 +41,17 @@ def test_every_query_parses_and_has_a_header(q: queries.NamedQuery) -> None:
         assert [a or b for a, b in names if (a or b)] and q.outputs, q.name
         assert set(q.outputs) <= {a or b for a, b in names}, q.name
     assert graphs  # the graph helper stays importable with the catalog
+
+
+@pytest.mark.parametrize("q", queries.catalog(), ids=lambda q: q.name)
+def test_every_query_still_parses_as_prepared_with_its_iris_written_in(
+    q: queries.NamedQuery,
+) -> None:
+    if not q.inputs:
+        return
+    text = queries.prepare(q, {i.name: _example(i) for i in q.inputs}, graphs=Graphs())
+    scratch = ox.Store()
+    (scratch.update if q.form == "update" else scratch.query)(text)
 
 
 def _example(i: queries.Input) -> object:
@@ -99,6 +110,44 @@ def test_binder_skips_strings_comments_and_subqueries() -> None:
     assert (
         bound.index("VALUES") == bound.index("WHERE {", text.index("SELECT")) + len("WHERE {") + 1
     )
+
+
+def test_a_single_iri_is_written_in_as_a_constant_only_where_it_means_the_same() -> None:
+    g = NamedNode("urn:g")
+    text = (
+        "# ?g in a comment\n"
+        'SELECT ?s WHERE { GRAPH ?g { ?s <urn:p> "?g" ; <urn:q> ?graph } FILTER (?g != <urn:x?g>) }'
+    )
+    assert inline_iri(text, "g", g) == text.replace("GRAPH ?g", "GRAPH <urn:g>").replace(
+        "(?g !=", "(<urn:g> !="
+    )
+    for meaning in (
+        "SELECT ?s ?g WHERE { GRAPH ?g { ?s ?p ?o } }",  # an output
+        "SELECT * WHERE { GRAPH ?g { ?s ?p ?o } }",
+        "SELECT ?s WHERE { { SELECT ?s ?g WHERE { GRAPH ?g { ?s ?p ?o } } } }",
+        "SELECT ?s WHERE { GRAPH ?h { ?s ?p ?o } BIND (?h AS ?g) }",
+        "SELECT ?s WHERE { ?s ?p ?o FILTER (!BOUND(?g)) }",
+        "SELECT ?s WHERE { ?s ?p ?o MINUS { GRAPH ?g { ?s ?p ?o } } }",
+        "SELECT ?s WHERE { GRAPH ?g { ?s ?p ?o } } GROUP BY ?s ?g",
+        "SELECT ?s WHERE { GRAPH ?g { ?s ?p ?o } } ORDER BY ?g",
+    ):
+        assert inline_iri(meaning, "g", g) is None, meaning
+
+
+def test_a_prepared_query_answers_the_same_with_its_graph_written_in(store: BaseStore) -> None:
+    news, outputs = store.graphs.news, store.graphs.outputs
+    a, b = NamedNode(ID + "a"), NamedNode(ID + "b")
+    store.write(
+        add=[Quad(a, FKG.cites, b, outputs), Quad(b, FKG.sourceFamily, FKG.News, news)],
+        note="x",
+    )
+    q = queries.load("signal_citations")
+    text = queries.prepare(q, {"signal": [a]}, graphs=store.graphs)
+    assert f"GRAPH <{outputs.value}>" in text and "?outputsGraph" not in text.split("SELECT")[1]
+    assert "VALUES ?signal" in text  # a list stays a VALUES block
+    bound = bind(q.text, {"signal": [a], "outputsGraph": outputs})
+    for query in (text, bound):
+        assert store.select(query, default_graphs="union").rows == [(a, FKG.News)]
 
 
 def test_binder_binds_every_operation_of_an_update() -> None:

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Literal, Protocol
 from pyoxigraph import NamedNode, Triple
 
 from finkg.errors import QueryError
-from finkg.queries.binding import SCALAR_TYPES, Binding, bind, to_term
+from finkg.queries.binding import SCALAR_TYPES, Binding, bind, inline_iri, to_term
 from finkg.queries.results import Solutions
 
 if TYPE_CHECKING:
@@ -218,7 +218,15 @@ def prepare(
                 hint=f"pass --bind {spec.name}=VALUE"
                 + (f": {spec.description}" if spec.description else ""),
             )
-    return bind(query.text, bindings)
+    text = query.text
+    for spec in query.inputs:  # a single IRI is written in as a constant where it can be
+        term = bindings.get(spec.name)
+        if spec.type in ("iri", "graph") and isinstance(term, NamedNode):
+            inlined = inline_iri(text, spec.name, term)
+            if inlined is not None:
+                text = inlined
+                del bindings[spec.name]
+    return bind(text, bindings)
 
 
 def run(

@@ -190,6 +190,32 @@ def _top_level_where_groups(query: str) -> list[int]:
     return found
 
 
+def inline_iri(query: str, name: str, iri: NamedNode) -> str | None:
+    """`query` with the variable ?name written as the constant `iri`, or None where that
+    would not mean the same as binding it or would not parse: the variable is an output
+    (projected, `SELECT *`, bound with AS), is tested with BOUND, groups or orders, or the
+    query has a MINUS (which joins on shared variables). Oxigraph plans a pattern with a
+    constant from its indexes, but plans one whose variable a VALUES block binds as if it
+    were open: feedback's query for the citations of 24 signals read every graph's matches
+    first (180 ms against 2 ms)."""
+    var = re.compile(rf"[?$]{re.escape(name)}(?!\w)")
+    pieces, last = [], 0  # (is code, text): comments, strings and IRIs are not code
+    for m in _TOKEN.finditer(query):
+        if m.lastgroup in ("comment", "string", "iri"):
+            pieces += [(True, query[last : m.start()]), (False, m.group())]
+            last = m.end()
+    pieces.append((True, query[last:]))
+    code = " ".join(text for is_code, text in pieces if is_code)
+    heads = re.findall(r"\bSELECT\b(.*?)(?:\bWHERE\b|\{)", code, re.IGNORECASE | re.DOTALL)
+    if any(var.search(h) or re.match(r"\s*(DISTINCT|REDUCED)?\s*\*", h, re.I) for h in heads):
+        return None
+    if re.search(rf"\bAS\s+{var.pattern}|\bBOUND\s*\(\s*{var.pattern}|\bMINUS\b", code, re.I):
+        return None
+    if re.search(rf"\b(GROUP|ORDER)\s+BY\b[^{{}}]*{var.pattern}", code, re.I):
+        return None  # a bare IRI is not a grouping or ordering condition
+    return "".join(var.sub(str(iri), text) if is_code else text for is_code, text in pieces)
+
+
 def _is_list(v: object) -> bool:
     return isinstance(v, list | tuple | set | frozenset)
 
