@@ -71,13 +71,12 @@ def signals(
     if predictions is not None:
         values["prediction"] = sorted(predictions, key=lambda n: n.value)
     rows = queries.run(store, "feedback_signals", values)
-    grouped: dict[tuple[NamedNode, int], dict] = {}
-    cited: dict[tuple[NamedNode, int], list[NamedNode]] = defaultdict(list)
-    for r in rows:  # type: ignore[union-attr]
-        key = (r["prediction"], int(r["horizon"].value))  # type: ignore[union-attr]
-        grouped.setdefault(key, r)  # type: ignore[arg-type]
-        if r["citedFamily"] is not None:
-            cited[key].append(r["citedFamily"])  # type: ignore[arg-type]
+    grouped = {(r["prediction"], int(r["horizon"].value)): r for r in rows}  # type: ignore[union-attr, index]
+    cited: dict[NamedNode, list[NamedNode]] = defaultdict(list)
+    if grouped:
+        signal_nodes = sorted({r["signal"] for r in grouped.values()}, key=lambda n: n.value)
+        for r in queries.run(store, "signal_citations", {"signal": signal_nodes}):  # type: ignore[union-attr]
+            cited[r["signal"]].append(r["family"])  # type: ignore[index, arg-type]
     runs = sorted({r["run"] for r in grouped.values()}, key=lambda n: n.value)
     context: dict[NamedNode, set[NamedNode]] = defaultdict(set)
     if runs:
@@ -97,7 +96,7 @@ def signals(
                 event_type=r["eventType"],
                 horizon=key[1],
                 value=int(r["value"].value),
-                cited_families=tuple(cited[key]),
+                cited_families=tuple(sorted(cited[r["signal"]], key=lambda n: n.value)),
                 context_families=tuple(sorted(context[r["run"]], key=lambda n: n.value)),
             )
         )
