@@ -49,6 +49,7 @@ from finkg.evaluation.report import event_table, portfolio_table
 from finkg.kg.calendar import get_calendar
 from finkg.ontology.terms import FKG
 from finkg.reader.backends import open_reader
+from finkg.reader.models import MODELS, RequantizedModel
 from finkg.reader.read import OutputCache
 from finkg.retrieval.indexes import open_indexes
 from finkg.retrieval.memory import HORIZONS, MemoryParams, label_mix
@@ -172,7 +173,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--data", type=Path, default=DATA)
     parser.add_argument("--anchors", type=int, default=1000, help="test anchors to sample")
     parser.add_argument("--variants", default=VARIANTS, help="comma-separated")
-    parser.add_argument("--reader", default="qwen2.5-coder-0.5b")
+    parser.add_argument("--reader", default="qwen2.5-coder-0.5b-q4_0")
     parser.add_argument("--reply", default="compact", choices=("compact", "full"))
     parser.add_argument("--snippet-chars", type=int, default=200)
     parser.add_argument("--lambda", dest="lam", type=float, default=0.30)
@@ -325,6 +326,14 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+def _derived(name: str) -> str:
+    """How a requantized packaged reader was made, for the report."""
+    m = MODELS.get(name)
+    if not isinstance(m, RequantizedModel):
+        return ""
+    return f", {m.description}: derived from `{m.base}` with llama.cpp's quantizer for speed"
+
+
 def report(  # type: ignore[no-untyped-def]
     *,
     args,
@@ -367,7 +376,8 @@ def report(  # type: ignore[no-untyped-def]
         + ", ".join(f"{m}: {n}" for m, n in sorted(months.items()))
         + ". Memory starts empty on 2020-01-01 and learns only matured feedback of sampled "
         "anchors.",
-        f"- Reader: `{reader}` (frozen, greedy; decoding `{decoding or 'default'}`), "
+        f"- Reader: `{reader}`{_derived(args.reader)} (frozen, greedy; decoding "
+        f"`{decoding or 'default'}`), "
         f"`{args.reply}` reply, evidence snippets of {args.snippet_chars} characters, M0=20, "
         "M=5.",
         "",
