@@ -367,10 +367,8 @@ def report(  # type: ignore[no-untyped-def]
         "prices; market proxy QQQ; SEC evidence from the EDGAR submissions of 7 companies and "
         "23 annual-report PDFs. One QQQ bar (2019-07-19, high below open) is rejected by ingest.",
         "- Validation: 2019 (class weights w_y = 1/(3 pi_y) per horizon, the shuffled-label "
-        f"mix): {weights}. lambda={args.lam}, delta={args.delta}: the paper's selected "
-        "setting (appendix C); the appendix C grid was not rerun on 2019 (each setting is a "
-        "prequential memory run of its own over the validation anchors: hours at this "
-        "reader's speed).",
+        f"mix): {weights}. lambda={args.lam}, delta={args.delta} (appendix C: "
+        "`impact_grid.py` chooses them on validation 2019; see `impact_grid.md`).",
         f"- Test: 2020, {everything:,} anchors; a sample of {sum(months.values()):,}, "
         "deterministic and stratified by month (month: anchors): "
         + ", ".join(f"{m}: {n}" for m, n in sorted(months.items()))
