@@ -6,6 +6,10 @@ top-level `WHERE { ... }` group. Terms are written by pyoxigraph's N-Triples ser
 a value stays one term whatever it contains: quotes, braces and `DROP ALL` are characters
 of a literal, an IRI with `>` or a space is refused.
 
+`inline_iri` writes a single IRI into the query as a constant instead, where that means the
+same (`queries.prepare` does so for single iri and graph inputs): Oxigraph plans a pattern
+with a constant from its indexes, and one with a VALUES-bound variable as an open pattern.
+
 One mechanism serves both backends and every query form. pyoxigraph's own `substitutions`
 (0.5.13) only bind variables that appear in a SELECT projection, refuse CONSTRUCT and ASK,
 and bind one value per variable; a VALUES block does all three and is standard SPARQL 1.1,
