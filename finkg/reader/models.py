@@ -189,7 +189,7 @@ def _requantize(m: RequantizedModel, base: Path, target: Path) -> Path:
             f"failed (llama.cpp returned {failed})"
             if failed
             else f"wrote a file that does not match the pinned sha256 ({digest} != {m.sha256}); "
-            "a llama-cpp-python other than the one pyproject.toml pins writes other bytes"
+            "another llama-cpp-python version or build may write other bytes"
         )
         raise ReaderError(f"requantizing {m.base} to {m.ftype} {why}: refusing to load it")
     shutil.move(out.name, target)
