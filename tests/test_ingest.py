@@ -448,3 +448,30 @@ def test_fartrans_skip_bad_keeps_the_good_rows(store: BaseStore, tmp_path: Path)
     assert report.written == 2
     assert [(r.line, r.field) for r in report.rejects] == [(3, "ISIN")]
     assert {store.graphs.name_of(g) for g in store.named_graphs()} >= {"users/C1", "users/C2"}
+
+
+def test_a_text_item_states_exactly_what_its_text_says(store: BaseStore, tmp_path: Path) -> None:
+    """The shape screen reads a text item's statements and the store its N-Quads: they
+    must say the same thing, escapes and all."""
+    path = tmp_path / "n.jsonl"
+    path.write_text(news_line(title='Acme "beats"\tagain', text="Line one\nline two \\ é"))
+    options = IngestOptions(graphs=store.graphs)
+    (item,) = loader("news")([path], options)
+    terms = iter(item.statements)
+    stated = set(zip(terms, terms, terms, strict=True))
+    written = {(q.subject, q.predicate, q.object) for q in item.quads}
+    assert stated == written
+    assert len(stated) == item.count == 14
+
+
+def test_an_ingest_puts_the_collector_schedule_back(store: BaseStore, tmp_path: Path) -> None:
+    import gc
+
+    before = gc.get_threshold()
+    path = tmp_path / "n.jsonl"
+    path.write_text(news_line() + "{not json\n")
+    with pytest.raises(InputError):
+        run(store, "news", path)
+    assert gc.get_threshold() == before
+    run(store, "news", path, skip_bad=True)
+    assert gc.get_threshold() == before

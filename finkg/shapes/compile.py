@@ -76,7 +76,14 @@ class ShapeCompileError(FinkgError):
 
 @dataclass(frozen=True)
 class Check:
-    """One constraint as a query: its SELECT returns ?focus (and ?value where there is one)."""
+    """One constraint as a query: its SELECT returns ?focus (and ?value where there is one).
+
+    `arg` is the constraint's parameter, for engines that evaluate it without the query
+    (`screen.py`): a count or length (int) for Min/MaxCount and Min/MaxLength; the datatype
+    IRI (Datatype); the sh:nodeKind IRI (NodeKind); the member class IRIs (Class); the
+    allowed terms as N-Triples (In); (pattern, flags or None) (Pattern); (operator,
+    lexical form, datatype IRI) of the bound (Min/MaxIn/Exclusive); the value as N-Triples
+    (HasValue); the other path's IRI (LessThan, LessThanOrEquals); None (SPARQL)."""
 
     shape: str  # the property shape's IRI (or a description of a blank one)
     classes: frozenset[str]  # the target classes and their subclasses (IRIs)
@@ -84,6 +91,7 @@ class Check:
     component: str  # the SHACL constraint component, e.g. "MinCount"
     message: str
     query: str
+    arg: object = None
 
 
 def _term(node: rdflib.term.Node) -> str:
@@ -182,19 +190,28 @@ def _property_checks(
     p = _term(path)
 
     def check(
-        component: str, default: str, where: str, select: str = "?focus ?value", tail: str = ""
+        component: str,
+        default: str,
+        where: str,
+        select: str = "?focus ?value",
+        tail: str = "",
+        *,
+        arg: object,
     ) -> Check:
         query = f"SELECT DISTINCT {select} WHERE {{ {focus} {where} }} {tail}".rstrip()
-        return Check(name, targets, str(path), component, _message(shapes, prop, default), query)
+        message = _message(shapes, prop, default)
+        return Check(name, targets, str(path), component, message, query, arg)
 
-    def values(condition: str, component: str, default: str) -> Check:
-        return check(component, default, f"?focus {p} ?value . FILTER ({condition})")
+    def values(condition: str, component: str, default: str, *, arg: object) -> Check:
+        return check(component, default, f"?focus {p} ?value . FILTER ({condition})", arg=arg)
 
     # Counts of 1 (nearly all) as NOT EXISTS and a self-join: 2-3x faster than GROUP BY.
     for count in shapes.objects(prop, SH.minCount):
         n = int(count)
         if n == 1:
-            yield check("MinCount", "no value", f"FILTER NOT EXISTS {{ ?focus {p} ?v }}", "?focus")
+            yield check(
+                "MinCount", "no value", f"FILTER NOT EXISTS {{ ?focus {p} ?v }}", "?focus", arg=n
+            )
         elif n > 1:
             yield check(
                 "MinCount",
@@ -202,6 +219,7 @@ def _property_checks(
                 f"OPTIONAL {{ ?focus {p} ?v }}",
                 "?focus",
                 f"GROUP BY ?focus HAVING (COUNT(DISTINCT ?v) < {n})",
+                arg=n,
             )
     for count in shapes.objects(prop, SH.maxCount):
         n = int(count)
@@ -211,6 +229,7 @@ def _property_checks(
                 "more than one value",
                 f"?focus {p} ?v . ?focus {p} ?w . FILTER (!sameTerm(?v, ?w))",
                 "?focus",
+                arg=n,
             )
         else:
             yield check(
@@ -219,6 +238,7 @@ def _property_checks(
                 f"?focus {p} ?v .",
                 "?focus",
                 f"GROUP BY ?focus HAVING (COUNT(DISTINCT ?v) > {n})",
+                arg=n,
             )
     for dt in shapes.objects(prop, SH.datatype):
         d = _term(dt)
@@ -229,6 +249,7 @@ def _property_checks(
             f"value is not a well-formed {dt}",
             f"?focus {p} ?value . {bind}"
             f"FILTER (!isLiteral(?value) || datatype(?value) != {d}{cast})",
+            arg=str(dt),
         )
     for kind in shapes.objects(prop, SH.nodeKind):
         test = {
@@ -239,22 +260,26 @@ def _property_checks(
             SH.IRIOrLiteral: "!isBlank(?value)",
             SH.BlankNodeOrLiteral: "!isIRI(?value)",
         }
-        yield values(f"!({test[kind]})", "NodeKind", f"value is not a {kind}")
+        yield values(f"!({test[kind]})", "NodeKind", f"value is not a {kind}", arg=str(kind))
     for cls in shapes.objects(prop, SH["class"]):
-        members = " ".join(_subclasses(ontology, cls))
+        classes = _subclasses(ontology, cls)
+        members = " ".join(classes)
         yield check(
             "Class",
             f"value is not a {cls}",
             f"?focus {p} ?value . FILTER NOT EXISTS {{ VALUES ?vclass {{ {members} }} "
             "?value a ?vclass }",
+            arg=frozenset(c.strip("<>") for c in classes),
         )
     for head in shapes.objects(prop, SH["in"]):
-        allowed = " ".join(_term(x) for x in Collection(shapes, head))
+        terms = [_term(x) for x in Collection(shapes, head)]
+        allowed = " ".join(terms)
         yield check(
             "In",
             "value is not one of the allowed values",
             f"?focus {p} ?value . FILTER NOT EXISTS {{ VALUES ?allowed {{ {allowed} }} "
             "FILTER (sameTerm(?value, ?allowed)) }",
+            arg=frozenset(terms),
         )
     for pattern in shapes.objects(prop, SH.pattern):
         flags = shapes.value(prop, SH.flags)
@@ -265,6 +290,7 @@ def _property_checks(
             f"isBlank(?value) || !REGEX(STR(?value), {args})",
             "Pattern",
             f"value does not match {pattern}",
+            arg=(str(pattern), None if flags is None else str(flags)),
         )
     for length, op, component in (
         (SH.minLength, "<", "MinLength"),
@@ -275,6 +301,7 @@ def _property_checks(
                 f"isBlank(?value) || STRLEN(STR(?value)) {op} {int(n)}",
                 component,
                 f"string length {op} {int(n)}",
+                arg=int(n),
             )
     for bound, op in _RANGE.items():
         for limit in shapes.objects(prop, bound):
@@ -282,6 +309,7 @@ def _property_checks(
                 f"!COALESCE(?value {op} {_term(limit)}, false)",
                 bound.split("#")[-1][0].upper() + bound.split("#")[-1][1:],
                 f"value is not {op} {limit}",
+                arg=(op, str(limit), str(limit.datatype or XSD.string)),
             )
     for value in shapes.objects(prop, SH.hasValue):
         yield check(
@@ -289,6 +317,7 @@ def _property_checks(
             f"does not have the value {value}",
             f"FILTER NOT EXISTS {{ ?focus {p} {_term(value)} }}",
             "?focus",
+            arg=_term(value),
         )
     for other, op, component in (
         (SH.lessThan, "<", "LessThan"),
@@ -300,6 +329,7 @@ def _property_checks(
                 f"value is not {op} the value of {p2}",
                 f"?focus {p} ?value . ?focus {_term(p2)} ?other . "
                 f"FILTER (!COALESCE(?value {op} ?other, false))",
+                arg=str(p2),
             )
 
 

@@ -180,6 +180,7 @@ class Lines(_Builder):
         self.graph = graph
         self._graph = f" {graph} .\n"
         self.lines: list[str] = []
+        self.statements: list[NamedNode | Literal] = []  # subject, predicate, object, ...
         self.types: dict[str, NamedNode] = {}  # subject (as written) -> its rdf:type
         self.sources: list[tuple[NamedNode, NamedNode]] = []
 
@@ -195,6 +196,7 @@ class Lines(_Builder):
                 if value == _SOURCE_DOCUMENT:
                     self.sources.append((s, self.graph))
             self.lines.append(f"{subject} {predicate} {value}{self._graph}")
+            self.statements += (s, p, o)  # flat: a tuple each would cost the GC its time
         return self
 
     def item(self, key: NamedNode, source: str, line: int | None) -> TextItem:
@@ -209,6 +211,7 @@ class Lines(_Builder):
             tuple(self.sources),
             source,
             line,
+            self.statements,
         )
 
 

@@ -3,12 +3,15 @@ same written as N-Quads text, or a `Reject` saying why the record cannot be inge
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import pyoxigraph as ox
-from pyoxigraph import NamedNode, Quad
+from pyoxigraph import BlankNode, Literal, NamedNode, Quad
 
 from finkg.errors import InputError
+
+Term = NamedNode | BlankNode | Literal
 
 
 @dataclass(frozen=True)
@@ -26,7 +29,8 @@ class TextItem:
     """The quads of one source record already written as N-Quads (`common.Lines`): the
     ingest stages, checks and writes the text without building a Quad object for each
     statement. `key_type` is the key's `rdf:type` quad, `sources` the source documents
-    (subject, graph) among the statements."""
+    (subject, graph) among the statements, `statements` the terms the text was written
+    from, flat: subject, predicate, object, subject, ... (the shape screen reads them)."""
 
     key: NamedNode
     nquads: bytes
@@ -35,6 +39,7 @@ class TextItem:
     sources: tuple[tuple[NamedNode, NamedNode], ...]
     source: str
     line: int | None = None
+    statements: Sequence[Term] = ()
 
     @property
     def quads(self) -> list[Quad]:

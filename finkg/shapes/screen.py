@@ -1,0 +1,249 @@
+"""A quick pass in Python that says when statements surely conform to finkg's shapes.
+
+Every ingest batch is checked against the shapes before it commits. The compiled SPARQL
+checks (`compile.py`) load the batch into a scratch store and run one query per
+constraint: about 110 µs of a news item's 250. Nearly every batch conforms, so this pass
+first evaluates the same constraints (each `Check`'s `arg`) over the statements as they
+are, once over the batch, and answers True only where it is sure no constraint is
+broken. Wherever it cannot be sure (a lexical form it does not know, values it cannot
+compare, a pattern or a text where Python's regular expressions could differ from
+SPARQL's, a SHACL-SPARQL constraint), it answers False, as it does for a broken one.
+False sends the batch to the SPARQL checks, so every report still comes from them.
+
+It follows `compile.py`'s SPARQL: the union of the statements' graphs is the data,
+targets are the checks' classes (subclasses included), and a constraint holds where its
+query would return no row. A test runs it over every shape fixture beside the SPARQL
+engine: it must pass exactly the fixtures that conform.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from collections.abc import Callable, Iterable, Iterator
+from decimal import Decimal
+from functools import cache
+
+from pyoxigraph import BlankNode, Literal, NamedNode
+
+from finkg.shapes.compile import Check, finkg_checks
+
+Term = NamedNode | BlankNode | Literal
+Statement = tuple[NamedNode | BlankNode, NamedNode, Term]
+
+_RDF_TYPE = "http://www.w3.org/1999/02/22-rdf-syntax-ns#type"
+_XSD = "http://www.w3.org/2001/XMLSchema#"
+_SH = "http://www.w3.org/ns/shacl#"
+_OFFSET = r"(Z|[+-](?:0[0-9]|1[0-4]):[0-5][0-9])?"
+_INTEGER = re.compile(r"[+-]?[0-9]+")
+_DECIMAL = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]+)?|\.[0-9]+)")
+_DOUBLE = re.compile(r"-?(?:[0-9]+(?:\.[0-9]+)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|-?INF|NaN")
+_DATE = re.compile(r"([0-9]{4})-([0-9]{2})-([0-9]{2})" + _OFFSET)
+_DATE_TIME = re.compile(
+    r"([0-9]{4})-([0-9]{2})-([0-9]{2})T([01][0-9]|2[0-3]):([0-5][0-9]):([0-5][0-9])(\.[0-9]+)?"
+    + _OFFSET
+)
+
+
+def surely_conforms(statements: Iterable[Statement]) -> bool:
+    """True when no shape constraint can be broken by `statements` (the union of their
+    graphs); False when one is broken or this pass cannot tell (see the module docstring)."""
+    return next(doubts(statements), None) is None
+
+
+def doubts(statements: Iterable[Statement]) -> Iterator[tuple[NamedNode | BlankNode, Check]]:
+    """The (focus node, check) pairs this pass cannot pass: broken, or beyond it."""
+    values: dict[NamedNode | BlankNode, dict[str, list[Term]]] = {}
+    types: dict[object, set[str]] = {}
+    last, props = None, {}
+    for s, p, o in statements:
+        if s is not last:  # a loader's statements come subject by subject
+            last, props = s, values.setdefault(s, {})
+        predicate = p.value
+        if predicate in props:
+            props[predicate].append(o)
+        else:
+            props[predicate] = [o]
+        if predicate == _RDF_TYPE and isinstance(o, NamedNode):
+            types.setdefault(s, set()).add(o.value)
+    for subject, classes in types.items():
+        props = values[subject]  # type: ignore[index]
+        for check, holds in _checks_for(frozenset(classes)):
+            if not holds(props.get(check.path, ()), props, types):
+                yield subject, check  # type: ignore[misc]
+
+
+Test = Callable[[list[Term], dict[str, list[Term]], dict[object, set[str]]], bool]
+
+
+@cache
+def _checks_for(classes: frozenset[str]) -> tuple[tuple[Check, Test], ...]:
+    """The checks that target any of `classes`, each with its test."""
+    return tuple((c, _test(c)) for c in finkg_checks() if c.classes & classes)
+
+
+def _test(check: Check) -> Test:
+    """The constraint of `check` as a Python test of a focus node's values: True when it
+    surely holds."""
+    arg, kind = check.arg, check.component
+    if kind == "MinCount":
+        n = int(arg)  # type: ignore[call-overload]
+        return lambda vs, _p, _t: len(vs) >= n and (n <= 1 or len(set(vs)) >= n)
+    if kind == "MaxCount":
+        n = int(arg)  # type: ignore[call-overload]
+        return lambda vs, _p, _t: len(vs) <= n or len(set(vs)) <= n
+    if kind == "Datatype":
+        well_formed = _LEXICAL.get(str(arg))
+        datatype = str(arg)
+        return lambda vs, _p, _t: all(
+            isinstance(v, Literal)
+            and v.datatype.value == datatype
+            and (well_formed is None or well_formed(v.value))
+            for v in vs
+        )
+    if kind == "NodeKind":
+        allowed = _KINDS[str(arg)]
+        return lambda vs, _p, _t: all(isinstance(v, allowed) for v in vs)
+    if kind == "Class":
+        members: frozenset[str] = arg  # type: ignore[assignment]
+        return lambda vs, _p, types: all(types.get(v, frozenset()) & members for v in vs)
+    if kind == "In":
+        terms: frozenset[str] = arg  # type: ignore[assignment]
+        return lambda vs, _p, _t: all(str(v) in terms for v in vs)
+    if kind == "HasValue":
+        return lambda vs, _p, _t: any(str(v) == arg for v in vs)
+    if kind == "Pattern":
+        matches = _pattern(*arg)  # type: ignore[misc]
+        return lambda vs, _p, _t: all(matches(v) for v in vs)
+    if kind in ("MinLength", "MaxLength"):
+        n = int(arg)  # type: ignore[call-overload]
+        fits = (lambda k: k >= n) if kind == "MinLength" else (lambda k: k <= n)
+        return lambda vs, _p, _t: all(
+            not isinstance(v, BlankNode) and fits(len(v.value)) for v in vs
+        )
+    if kind in ("MinInclusive", "MinExclusive", "MaxInclusive", "MaxExclusive"):
+        op, lexical, datatype = arg  # type: ignore[misc]
+        bound = _ordered(lexical, datatype)
+        holds = _OPERATORS[op]
+        return lambda vs, _p, _t: (
+            bound is not None and all(_compare(holds, _value(v), bound) for v in vs)
+        )
+    if kind in ("LessThan", "LessThanOrEquals"):
+        other, holds = str(arg), _OPERATORS["<" if kind == "LessThan" else "<="]
+        return lambda vs, props, _t: all(
+            _compare(holds, _value(v), _value(w)) for v in vs for w in props.get(other, ())
+        )
+    return lambda _vs, _p, _t: False  # SHACL-SPARQL, or a component this pass does not know
+
+
+_KINDS: dict[str, tuple[type, ...]] = {
+    _SH + "IRI": (NamedNode,),
+    _SH + "BlankNode": (BlankNode,),
+    _SH + "Literal": (Literal,),
+    _SH + "BlankNodeOrIRI": (NamedNode, BlankNode),
+    _SH + "IRIOrLiteral": (NamedNode, Literal),
+    _SH + "BlankNodeOrLiteral": (BlankNode, Literal),
+}
+_OPERATORS: dict[str, Callable[[object, object], bool]] = {
+    "<": lambda a, b: a < b,  # type: ignore[operator]
+    "<=": lambda a, b: a <= b,  # type: ignore[operator]
+    ">": lambda a, b: a > b,  # type: ignore[operator]
+    ">=": lambda a, b: a >= b,  # type: ignore[operator]
+}
+
+
+def _date_time(text: str) -> dt.datetime | None:
+    m = _DATE_TIME.fullmatch(text)
+    if m is None:
+        return None
+    try:
+        return dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:  # 2021-02-30
+        return None
+
+
+def _date(text: str) -> dt.date | None:
+    m = _DATE.fullmatch(text)
+    if m is None:
+        return None
+    try:
+        return dt.date(int(m[1]), int(m[2]), int(m[3]))
+    except ValueError:
+        return None
+
+
+# lexical forms this pass accepts for the datatypes whose form the SPARQL check casts
+# (compile._CASTABLE); each accepts a subset of what Oxigraph's casts accept (a test
+# checks every probe it accepts against the cast)
+_LEXICAL: dict[str, Callable[[str], bool] | None] = {
+    _XSD + "string": None,  # every string is a well-formed xsd:string
+    _XSD + "integer": lambda t: _INTEGER.fullmatch(t) is not None,
+    _XSD + "decimal": lambda t: _DECIMAL.fullmatch(t) is not None,
+    _XSD + "double": lambda t: _DOUBLE.fullmatch(t) is not None,
+    _XSD + "float": lambda t: False,  # f32 rounding: left to SPARQL
+    _XSD + "boolean": lambda t: t in ("true", "false", "1", "0"),
+    _XSD + "date": lambda t: _date(t) is not None,
+    _XSD + "dateTime": lambda t: _date_time(t) is not None,
+}
+
+
+def _ordered(lexical: str, datatype: str) -> tuple[str, object] | None:
+    """A literal's value as (family, Python value) where SPARQL's order on it is Python's:
+    exact numbers, doubles, zoned date-times, dates without zone, strings; else None."""
+    if datatype in (_XSD + "integer", _XSD + "decimal"):
+        return ("number", Decimal(lexical)) if _DECIMAL.fullmatch(lexical) else None
+    if datatype == _XSD + "double":
+        return ("number", float(lexical)) if _DOUBLE.fullmatch(lexical) else None
+    if datatype == _XSD + "dateTime":
+        at = _date_time(lexical)
+        return ("dateTime", at) if at is not None and at.tzinfo is not None else None
+    if datatype == _XSD + "date":
+        day = _date(lexical)
+        return ("date", day) if day is not None and len(lexical) == 10 else None
+    if datatype == _XSD + "string":
+        return ("string", lexical)
+    return None
+
+
+def _value(term: Term) -> tuple[str, object] | None:
+    if not isinstance(term, Literal):
+        return None
+    return _ordered(term.value, term.datatype.value)
+
+
+def _compare(
+    holds: Callable[[object, object], bool],
+    a: tuple[str, object] | None,
+    b: tuple[str, object] | None,
+) -> bool:
+    """Whether `a holds b` surely, as SPARQL compares: False when either is unknown, the
+    families differ, or NaN makes the order undefined."""
+    if a is None or b is None or a[0] != b[0]:
+        return False
+    x, y = a[1], b[1]
+    if isinstance(x, float) or isinstance(y, float):  # decimal vs double: promoted to double
+        x, y = float(x), float(y)  # type: ignore[arg-type]
+        if x != x or y != y:
+            return False
+    return holds(x, y)
+
+
+_XPATH_ONLY = re.compile(r"\\[iIcCpP]|-\[|\(\?")  # XPath classes, class subtraction, (?...)
+_FLAGS = {"i": re.IGNORECASE, "s": re.DOTALL, "m": re.MULTILINE}
+
+
+def _pattern(pattern: str, flags: str | None) -> Callable[[Term], bool]:
+    """The sh:pattern test for one value: True when SPARQL's REGEX surely matches. Python
+    and XPath regular expressions agree on the printable ASCII texts and the patterns
+    allowed here; anything else is left to SPARQL."""
+    if _XPATH_ONLY.search(pattern) or any(f not in _FLAGS for f in flags or ""):
+        return lambda _v: False
+    compiled = re.compile(pattern, sum(_FLAGS[f] for f in flags or ""))
+
+    def matches(v: Term) -> bool:
+        if isinstance(v, BlankNode):
+            return False
+        text = v.value
+        return text.isascii() and text.isprintable() and compiled.search(text) is not None
+
+    return matches
