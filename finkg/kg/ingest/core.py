@@ -45,9 +45,9 @@ from finkg.ontology.terms import FKG, PROV, RDF
 from finkg.shapes.screen import surely_conforms
 from finkg.shapes.validate import validate_quads
 
-CHECK_CHUNK = 2_000  # items per check: small enough to overlap loading and checking
+CHECK_CHUNK = 1_000  # items per check: small enough to overlap loading and checking
 CHECKERS = 2  # threads checking chunks (Oxigraph queries run outside the GIL)
-WRITE_BATCH = 5_000  # items per commit at most
+WRITE_BATCH = 2_000  # items per commit at most (short writes keep the loader from waiting)
 WRITE_QUADS = 100_000  # quads per commit at most (whole items; a bigger item goes alone)
 
 __all__ = [
