@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pyoxigraph as ox
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from finkg.shapes import screen
 from finkg.shapes.compile import finkg_checks
@@ -63,6 +65,7 @@ PROBES = {
         "2020-04-30T16:30:00-04:00",
         "2020-04-30T16:30:00Z",
         "2020-04-30T16:30:00.123456+00:00",
+        "2020-04-30T16:30:00.1234567+00:00",
         "2020-04-30T16:30:00",
         "2020-04-30T24:00:00Z",
         "2020-02-30T10:00:00Z",
@@ -101,6 +104,12 @@ PAIRS = [
     (("abc", "string"), "<", ("abd", "string")),
     (("1", "integer"), "<", ("2", "string")),
     (("5", "integer"), "<=", ("5", "integer")),
+    (("5.0", "integer"), ">=", ("0", "integer")),
+    (
+        ("2020-01-01T00:00:00.0000009Z", "dateTime"),
+        "<=",
+        ("2020-01-01T00:00:00.0000001Z", "dateTime"),
+    ),
 ]
 
 
@@ -152,3 +161,41 @@ def test_patterns_with_xpath_only_syntax_are_left_to_sparql() -> None:
     assert not screen._pattern("^[a-z-[aeiou]]+$", None)(ox.Literal("bcd"))
     assert not screen._pattern("^abc$", "q")(ox.Literal("abc"))
     assert screen._pattern("^abc$", "i")(ox.Literal("ABC"))
+
+
+LEXICAL = st.one_of(
+    st.from_regex(r"[+-]?[0-9]{1,3}(\.[0-9]{0,3})?([eE][+-]?[0-9]{1,3})?", fullmatch=True),
+    st.from_regex(
+        r"[0-9]{4}-[01][0-9]-[0-3][0-9](T[0-2][0-9]:[0-6][0-9]:[0-6][0-9](\.[0-9]{1,8})?)?"
+        r"(Z|[+-][01][0-9]:[0-6][0-9])?",
+        fullmatch=True,
+    ),
+    st.sampled_from(["INF", "-INF", "+INF", "NaN", "true", "0", "1", ""]),
+    st.text(alphabet="0123456789.-+eEZT: ", max_size=12),
+)
+DATATYPES = st.sampled_from(
+    ["integer", "decimal", "double", "float", "date", "dateTime", "string", "boolean"]
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    LEXICAL, DATATYPES, st.sampled_from(["<", "<=", ">", ">="]), LEXICAL, DATATYPES, st.booleans()
+)
+def test_whatever_the_literals_a_comparison_the_screen_passes_holds_in_sparql(
+    a: str, a_type: str, op: str, b: str, b_type: str, same_type: bool
+) -> None:
+    b_type = a_type if same_type else b_type  # comparable pairs often enough to matter
+    left = ox.Literal(a, datatype=ox.NamedNode(XSD + a_type))
+    right = ox.Literal(b, datatype=ox.NamedNode(XSD + b_type))
+    if screen._compare(screen._OPERATORS[op], screen._value(left), screen._value(right)):
+        query = f"SELECT (COALESCE({left} {op} {right}, false) AS ?r) WHERE {{}}"
+        assert next(iter(ox.Store().query(query)))["r"].value == "true"
+
+
+@settings(max_examples=300, deadline=None)
+@given(LEXICAL, DATATYPES)
+def test_whatever_the_form_one_the_screen_accepts_casts(lexical: str, name: str) -> None:
+    accepts = screen._LEXICAL[XSD + name]
+    if accepts is not None and accepts(lexical):
+        assert _casts(XSD + name, lexical)

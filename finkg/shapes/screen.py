@@ -40,7 +40,7 @@ _DECIMAL = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]+)?|\.[0-9]+)")
 _DOUBLE = re.compile(r"-?(?:[0-9]+(?:\.[0-9]+)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|-?INF|NaN")
 _DATE = re.compile(r"([0-9]{4})-([0-9]{2})-([0-9]{2})" + _OFFSET)
 _DATE_TIME = re.compile(
-    r"([0-9]{4})-([0-9]{2})-([0-9]{2})T([01][0-9]|2[0-3]):([0-5][0-9]):([0-5][0-9])(\.[0-9]+)?"
+    r"([0-9]{4})-([0-9]{2})-([0-9]{2})T([01][0-9]|2[0-3]):([0-5][0-9]):([0-5][0-9])(\.[0-9]{1,6})?"
     + _OFFSET
 )
 
@@ -189,8 +189,11 @@ _LEXICAL: dict[str, Callable[[str], bool] | None] = {
 
 def _ordered(lexical: str, datatype: str) -> tuple[str, object] | None:
     """A literal's value as (family, Python value) where SPARQL's order on it is Python's:
-    exact numbers, doubles, zoned date-times, dates without zone, strings; else None."""
-    if datatype in (_XSD + "integer", _XSD + "decimal"):
+    exact numbers, doubles, zoned date-times to the microsecond (Python keeps no finer
+    fraction), dates without zone, strings; else None."""
+    if datatype == _XSD + "integer":
+        return ("number", Decimal(lexical)) if _INTEGER.fullmatch(lexical) else None
+    if datatype == _XSD + "decimal":
         return ("number", Decimal(lexical)) if _DECIMAL.fullmatch(lexical) else None
     if datatype == _XSD + "double":
         return ("number", float(lexical)) if _DOUBLE.fullmatch(lexical) else None
