@@ -146,6 +146,8 @@ def test_the_screen_passes_the_plain_comparisons() -> None:
         ("^sha256:[0-9a-f]{64}$", "sha256:" + "a" * 64),
         ("^a.c$", "a\rc"),
         ("^\\s$", "\u00a0"),
+        ("^\\w+$", "a_b"),
+        ("^[^\\w]$", "+"),
     ],
 )
 def test_a_pattern_the_screen_passes_matches_in_sparql(pattern: str, text: str) -> None:

@@ -231,7 +231,9 @@ def _compare(
     return holds(x, y)
 
 
-_XPATH_ONLY = re.compile(r"\\[iIcCpP]|-\[|\(\?")  # XPath classes, class subtraction, (?...)
+# XPath's own classes, class subtraction, Python's (?...) groups, and \w, whose classes
+# differ on printable ASCII (XPath's leaves out "_" and holds "$", "+", "<", ...)
+_DIFFERENT = re.compile(r"\\[iIcCpPwW]|-\[|\(\?")
 _FLAGS = {"i": re.IGNORECASE, "s": re.DOTALL, "m": re.MULTILINE}
 
 
@@ -239,7 +241,7 @@ def _pattern(pattern: str, flags: str | None) -> Callable[[Term], bool]:
     """The sh:pattern test for one value: True when SPARQL's REGEX surely matches. Python
     and XPath regular expressions agree on the printable ASCII texts and the patterns
     allowed here; anything else is left to SPARQL."""
-    if _XPATH_ONLY.search(pattern) or any(f not in _FLAGS for f in flags or ""):
+    if _DIFFERENT.search(pattern) or any(f not in _FLAGS for f in flags or ""):
         return lambda _v: False
     compiled = re.compile(pattern, sum(_FLAGS[f] for f in flags or ""))
 
