@@ -201,3 +201,22 @@ def test_whatever_the_form_one_the_screen_accepts_casts(lexical: str, name: str)
     accepts = screen._LEXICAL[XSD + name]
     if accepts is not None and accepts(lexical):
         assert _casts(XSD + name, lexical)
+
+
+def test_a_triple_term_value_is_left_to_sparql() -> None:
+    """RDF 1.2 triple terms (an `ingest rdf` file may hold them) have no string form to
+    measure or match: the screen doubts them instead of failing."""
+    g = ox.NamedNode("https://e.org/s")
+    triple = ox.Triple(g, ox.NamedNode("https://e.org/p"), ox.Literal("o"))
+    source = ox.NamedNode("https://e.org/doc")
+    statements = [
+        (
+            source,
+            ox.NamedNode("http://www.w3.org/1999/02/22-rdf-syntax-ns#type"),
+            ox.NamedNode("https://w3id.org/finkg/ns#SourceDocument"),
+        ),
+        (source, ox.NamedNode("https://w3id.org/finkg/ns#contentHash"), triple),
+        (source, ox.NamedNode("http://purl.org/dc/terms/source"), g),
+    ]
+    doubted = {check.component for _, check in screen.doubts(statements)}
+    assert "Pattern" in doubted
