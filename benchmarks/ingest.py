@@ -8,7 +8,10 @@ written, quads, seconds, quads/s, items/s and rejects; the re-run's added triple
 
 - prices at >= 50 % of pyoxigraph's raw bulk-load rate, measured in the same run on the
   same quads;
-- news at >= 5,000 items/s (no embeddings are computed at ingest).
+- news at >= 5,000 items/s (no embeddings are computed at ingest), the median of the first
+  pass and --news-repeats more timed ingests of the same news, each into a graph of its
+  own in the same store (dropped afterwards): one news ingest takes about 2 s, and a
+  single run's figure moved by a fifth from run to run.
 
     python benchmarks/ingest.py [--data ../shared/data] [--from 2019-01-01] [--to 2020-12-31]
 """
@@ -19,6 +22,7 @@ import argparse
 import datetime as dt
 import gzip
 import json
+import statistics
 import sys
 import tempfile
 import time
@@ -93,6 +97,20 @@ def _run(store: BaseStore, kind: str, paths: list[Path]) -> Row:
     )
 
 
+def _news_repeats(store: BaseStore, paths: list[Path], repeats: int) -> list[float]:
+    """Items/s of `repeats` more news ingests, each into a fresh graph that is then dropped."""
+    rates = []
+    for k in range(repeats):
+        graph = ox.NamedNode(f"{store.graphs.base}graph/benchmark-news-{k}")
+        options = IngestOptions(graphs=store.graphs, graph=graph)
+        started = time.perf_counter()
+        report = ingest(store, "news", LOADERS["news"], paths, options, skip_bad=True)
+        rates.append(report.records / (time.perf_counter() - started))
+        store.update(f"DROP SILENT GRAPH <{graph.value}>", note="benchmark: drop a repeat")
+        print(f"news repeat {k + 1}: {rates[-1]:,.0f} items/s", flush=True)
+    return rates
+
+
 def _raw_bulk_rate(store: BaseStore, tmp: Path) -> float:
     """pyoxigraph's bulk_load rate on the market graph's own quads, in quads per second."""
     dump = tmp / "market.nq"
@@ -145,6 +163,12 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--acl18-to", type=dt.date.fromisoformat, default=dt.date(2015, 12, 31))
     parser.add_argument("--report", type=Path, default=ROOT / "benchmarks/reports/ingest.md")
+    parser.add_argument(
+        "--news-repeats",
+        type=int,
+        default=5,
+        help="More timed news ingests, each into its own graph, for the news figure's median.",
+    )
     parser.add_argument(
         "--keep",
         type=Path,
@@ -204,9 +228,21 @@ def main(argv: list[str] | None = None) -> int:
         print(
             f"future_evidence: {future.value} ({time.perf_counter() - started:.1f} s)", flush=True
         )  # type: ignore[union-attr]
+        repeats = _news_repeats(store, [tmp / "news.jsonl"], args.news_repeats)
         bulk = _raw_bulk_rate(store, tmp)
         store.close()
-    lines = _report(args, symbols, prices, rows, rerun, total, added, int(future.value), bulk)  # type: ignore[union-attr]
+    lines = _report(
+        args,
+        symbols,
+        prices,
+        rows,
+        rerun,
+        total,
+        added,
+        int(future.value),
+        bulk,
+        repeats,  # type: ignore[union-attr]
+    )
     text = "\n".join(lines) + "\n"
     print(text)
     args.report.parent.mkdir(parents=True, exist_ok=True)
@@ -224,6 +260,7 @@ def _report(
     added: int,
     future: int,
     bulk: float,
+    repeats: list[float],
 ) -> list[str]:
     lines = [
         "# Ingest benchmark",
@@ -249,7 +286,13 @@ def _report(
     prices_rate = (
         sum(r.quads for r in price_rows) / sum(r.seconds for r in price_rows) if price_rows else 0.0
     )
-    news_rate = news_rows[0].items_per_s if news_rows else 0.0
+    news_rates = sorted([r.items_per_s for r in news_rows[:1]] + repeats)
+    news_rate = statistics.median(news_rates) if news_rates else 0.0
+    spread = (
+        f" (median of {len(news_rates)} ingests: {news_rates[0]:,.0f} to {news_rates[-1]:,.0f})"
+        if len(news_rates) > 1
+        else ""
+    )
     lines += [
         "",
         f"Total: {total:,} triples in the store after the first pass.",
@@ -262,7 +305,7 @@ def _report(
         "|---|---|---|---|",
         f"| prices >= 50 % of raw bulk load ({bulk:,.0f} quads/s) | {prices_rate:,.0f} quads/s | "
         f"{prices_rate / bulk:.2f} | {'yes' if prices_rate >= 0.5 * bulk else 'no'} |",
-        f"| news >= 5,000 items/s | {news_rate:,.0f} items/s | {news_rate / 5000:.2f} | "
+        f"| news >= 5,000 items/s | {news_rate:,.0f} items/s{spread} | {news_rate / 5000:.2f} | "
         f"{'yes' if news_rate >= 5000 else 'no'} |",
     ]
     return lines
