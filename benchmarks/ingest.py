@@ -294,7 +294,8 @@ def _report(
         f" {len(prices)} of them with prices; market proxy `{args.market}`; ACL18 prices: "
         f"{'no' if args.no_acl18 else f'{args.acl18_from} to {args.acl18_to}'}. Prices "
         "include their derived ten-week summaries and indicator windows. Machine: 2 cores; "
-        "store: on-disk Oxigraph.",
+        "store: on-disk Oxigraph. Each timed ingest starts once the store has settled (RocksDB "
+        "compacts earlier writes in threads of this process).",
         "",
         "| kind | files | records | written | quads | seconds | quads/s | items/s | rejects |",
         "|---|---|---|---|---|---|---|---|---|",
