@@ -46,7 +46,7 @@ from finkg.shapes.screen import surely_conforms
 from finkg.shapes.validate import validate_quads
 
 CHECK_CHUNK = 1_000  # items per check: small enough to overlap loading and checking
-CHECKERS = 2  # threads checking chunks (Oxigraph queries run outside the GIL)
+CHECKERS = 2  # threads checking chunks
 WRITE_BATCH = 2_000  # items per commit at most (short writes keep the loader from waiting)
 WRITE_QUADS = 100_000  # quads per commit at most (whole items; a bigger item goes alone)
 
@@ -144,9 +144,10 @@ def ingest(
                 report.records += chunk_size
                 tick("checked", chunk_size)
 
-            # Oxigraph releases the GIL while it queries and loads: chunks are checked (store
-            # lookups and shapes) by worker threads while the loader reads the next ones, and
-            # (with skip_bad) checked batches are written while later ones are checked.
+            # Chunks are checked (store lookups and shapes) by worker threads while the loader
+            # reads the next ones, and (with skip_bad) checked batches are written while later
+            # ones are checked. The shape screen is Python and takes turns with the loader;
+            # Oxigraph's SPARQL checks and bulk loads run outside the GIL, beside them.
             # Results are staged in input order, with at most CHECKERS + 1 chunks in flight.
             pending: deque[tuple[Future[Vetted], int]] = deque()
             for chunk in _chunks(loader(paths, options), CHECK_CHUNK):
