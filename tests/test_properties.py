@@ -123,7 +123,9 @@ def test_lines_write_the_quads_the_quad_builder_makes(title: str, source: str) -
     item = text.item(node, "news.jsonl", 1)
     assert item.quads == built.items
     terms = iter(item.statements)  # what the shape screen reads
-    assert [ox.Quad(s, p, o, graph) for s, p, o in zip(terms, terms, terms)] == built.items
+    assert [
+        ox.Quad(s, p, o, graph) for s, p, o in zip(terms, terms, terms, strict=True)
+    ] == built.items
     assert item.count == len(built.items)
     assert item.key_type == ox.Quad(node, RDF.type, FKG.NewsArticle, graph)
     assert item.sources == ((doc, graph),)

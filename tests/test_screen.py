@@ -117,12 +117,17 @@ PAIRS = [
 def test_a_comparison_the_screen_passes_holds_in_sparql(
     a: tuple[str, str], op: str, b: tuple[str, str]
 ) -> None:
-    left = ox.Literal(a[0], datatype=ox.NamedNode(XSD + a[1]))
-    right = ox.Literal(b[0], datatype=ox.NamedNode(XSD + b[1]))
+    passed, holds = _screen_and_sparql(a[0], a[1], op, b[0], b[1])
+    assert not passed or holds
+
+
+def _screen_and_sparql(a: str, a_type: str, op: str, b: str, b_type: str) -> tuple[bool, bool]:
+    """Whether the screen passes `a op b` (typed literals), and whether SPARQL holds it."""
+    left = ox.Literal(a, datatype=ox.NamedNode(XSD + a_type))
+    right = ox.Literal(b, datatype=ox.NamedNode(XSD + b_type))
     passed = screen._compare(screen._OPERATORS[op], screen._value(left), screen._value(right))
     query = f"SELECT (COALESCE({left} {op} {right}, false) AS ?r) WHERE {{}}"
-    holds = next(iter(ox.Store().query(query)))["r"].value == "true"
-    assert not passed or holds
+    return passed, next(iter(ox.Store().query(query)))["r"].value == "true"
 
 
 def test_the_screen_passes_the_plain_comparisons() -> None:
@@ -188,11 +193,8 @@ def test_whatever_the_literals_a_comparison_the_screen_passes_holds_in_sparql(
     a: str, a_type: str, op: str, b: str, b_type: str, same_type: bool
 ) -> None:
     b_type = a_type if same_type else b_type  # comparable pairs often enough to matter
-    left = ox.Literal(a, datatype=ox.NamedNode(XSD + a_type))
-    right = ox.Literal(b, datatype=ox.NamedNode(XSD + b_type))
-    if screen._compare(screen._OPERATORS[op], screen._value(left), screen._value(right)):
-        query = f"SELECT (COALESCE({left} {op} {right}, false) AS ?r) WHERE {{}}"
-        assert next(iter(ox.Store().query(query)))["r"].value == "true"
+    passed, holds = _screen_and_sparql(a, a_type, op, b, b_type)
+    assert not passed or holds
 
 
 @settings(max_examples=300, deadline=None)
