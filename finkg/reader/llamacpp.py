@@ -22,6 +22,7 @@ from __future__ import annotations
 import itertools
 import json
 import math
+import re
 import time
 import weakref
 from collections.abc import Mapping, Sequence
@@ -32,7 +33,36 @@ from typing import Any
 import numpy as np
 
 from finkg.errors import InputError
-from finkg.reader.llm import ContextOverflow, Generation, Message, ReaderError, check_messages
+from finkg.reader.llm import (
+    ContextOverflow,
+    Generation,
+    Message,
+    ReaderBuildError,
+    ReaderError,
+    check_messages,
+)
+
+# a CPU feature compiled into llama.cpp, as its system info lists it: "AMX_INT8 = 1 | "
+_AMX_FEATURE = re.compile(r"\b(AMX\w*) = 1\b")
+
+
+def refuse_amx(system_info: str) -> None:
+    """Refuse a llama.cpp built with its AMX kernels (a native build on an Intel Xeon with
+    AMX): they crash the process with a segmentation fault (llama.cpp issue 20824), so
+    finkg stops with an error that says how to rebuild instead.
+
+    >>> refuse_amx("CPU : SSE3 = 1 | AVX2 = 1 | FMA = 1 | OPENMP = 1 | REPACK = 1 | ")
+    """
+    found = _AMX_FEATURE.findall(system_info)
+    if found:
+        raise ReaderBuildError(
+            f"the installed llama-cpp-python was built with AMX kernels ({', '.join(found)}),"
+            " which crash on these CPUs (llama.cpp issue 20824); rebuild it without them: "
+            "`rm -f .venv/.finkg-installed && make test` (or run "
+            "`scripts/llama_wheel.py --pip .venv/bin/pip`), which builds an AVX2 wheel with "
+            "GGML_NATIVE=OFF and AMX off"
+        )
+
 
 # llama-cpp-python 0.3.36 writes a JSON string character as `[^"\\]`, which lets raw
 # control characters (a newline, say) into strings: grammar-conformant replies that no
@@ -164,13 +194,15 @@ class LlamaCpp:
         block: int = PREFIX_BLOCK,
     ) -> None:
         try:
+            import llama_cpp
             from llama_cpp import Llama
             from llama_cpp.llama_chat_format import Jinja2ChatFormatter
         except ImportError:
             raise ReaderError(
-                "llama-cpp-python is not installed: pip install "
-                "'llama-cpp-python==0.3.36' (a ~10 minute build, then cached)"
+                "llama-cpp-python is not installed: `scripts/llama_wheel.py --pip "
+                ".venv/bin/pip` builds it without AMX (about 10 minutes once, then cached)"
             ) from None
+        refuse_amx(llama_cpp.llama_print_system_info().decode("utf-8", errors="replace"))
         if not path.is_file():
             raise InputError("no model file here", field="model", value=str(path))
         if block < 1:

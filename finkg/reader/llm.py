@@ -34,6 +34,13 @@ class ContextOverflow(ReaderError):
     """The prompt and the reply's token budget do not fit the model's context window."""
 
 
+class ReaderBuildError(ReaderError):
+    """The installed reader library was built in a way finkg refuses to run (a set-up
+    problem the user fixes by rebuilding it, not a failure of finkg)."""
+
+    exit_code = 2
+
+
 @dataclass(frozen=True)
 class Generation:
     text: str
