@@ -48,13 +48,13 @@ def demo(
     validates it, prints counts and a point-in-time query, and exports one subgraph as
     JSON-LD. With --impact, the world is built with its source-reliability signal planted
     densely, and the event-impact job then runs on its late news with the rule analyst as
-    its reader (`finkg.tasks.demo_impact`); its report and equity curve are written beside
+    its reader (`finkg.tasks.impact.demo`); its report and equity curve are written beside
     the world's files. Exit code 1 if the store does not conform to the
     shapes.
     """
     from finkg.demo.run import run_demo
     from finkg.demo.world import WorldSpec
-    from finkg.tasks.demo_impact import demo_impact, impact_world, spans
+    from finkg.tasks.impact.demo import demo_impact, impact_world, spans
 
     settings = _settings(ctx)
     spec = WorldSpec(seed=seed, tickers=4, sessions=80, users=6) if small else WorldSpec(seed=seed)

@@ -1,6 +1,6 @@
 """`finkg impact run | feedback | backtest`: the event-impact job of paper 000 on the CLI.
 
-Each command parses its options, makes one library call (`finkg.tasks.impact_job`), prints.
+Each command parses its options, makes one library call (`finkg.tasks.impact.job`), prints.
 Dates are New York session dates (`2020-01-01`) or zoned instants; a period is [--from,
 --to] with --to inclusive.
 """
@@ -15,8 +15,8 @@ import click
 
 from finkg.cli_support import _open, _progress, _settings, out, store_option
 from finkg.errors import InputError
-from finkg.tasks.impact import ImpactConfig
-from finkg.tasks.impact_job import Span
+from finkg.tasks.impact.job import Span
+from finkg.tasks.impact.predict import ImpactConfig
 
 NY = ZoneInfo("America/New_York")
 DEFAULT_VARIANTS = "static,cited"
@@ -111,7 +111,7 @@ def run_command(
     import dataclasses
 
     from finkg.retrieval.memory import MemoryParams
-    from finkg.tasks.impact_job import run_job
+    from finkg.tasks.impact.job import run_job
 
     test = _span(start, end, "--from/--to")
     config = ImpactConfig(
@@ -168,7 +168,7 @@ def feedback_command(
 
     Idempotent: feeding back the same span twice adds nothing.
     """
-    from finkg.tasks.impact_job import feedback_job
+    from finkg.tasks.impact.job import feedback_job
 
     instant = _instant(as_of, "--as-of")
     first = _instant(since, "--since").date()
@@ -210,7 +210,7 @@ def backtest_command(
     from finkg.evaluation.report import event_table, impact_report, portfolio_table
     from finkg.retrieval.embed import open_embedder
     from finkg.retrieval.live import LiveVectors
-    from finkg.tasks.impact_job import backtest_job
+    from finkg.tasks.impact.job import backtest_job
 
     test = _span(start, end, "--from/--to")
     png = report.with_suffix(".png") if report else None

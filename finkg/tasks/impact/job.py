@@ -40,11 +40,11 @@ from finkg.reader.read import OutputCache
 from finkg.retrieval.memory import HORIZONS, VARIANTS, SourceMemory, class_weights, label_mix
 from finkg.retrieval.memory import source_memory as memory_named
 from finkg.retrieval.pools import TextSource, VectorSource
-from finkg.tasks.anchors import Anchor, anchors
-from finkg.tasks.feedback import FeedbackReport, feedback
-from finkg.tasks.impact import ImpactConfig
-from finkg.tasks.impact_labels import load_prices, residual_labels
-from finkg.tasks.prequential import RunSummary, run_together
+from finkg.tasks.impact.anchors import Anchor, anchors
+from finkg.tasks.impact.feedback import FeedbackReport, feedback
+from finkg.tasks.impact.labels import load_prices, residual_labels
+from finkg.tasks.impact.predict import ImpactConfig
+from finkg.tasks.impact.prequential import RunSummary, run_together
 
 STATIC = "static"
 

@@ -41,7 +41,7 @@ from finkg.retrieval.memory import (
     rerank,
 )
 from finkg.retrieval.pools import Pool, PoolSpec, TextSource, VectorSource, build_pool
-from finkg.tasks.anchors import Anchor
+from finkg.tasks.impact.anchors import Anchor
 from finkg.tasks.records import impact_quads
 
 # the reply forms: the prompt template and the output contract each asks for

@@ -10,7 +10,7 @@ from finkg.evaluation.labels import NoLabel, PriceTable, residual_label, span_ne
 from finkg.kg.calendar import MarketCalendar
 from finkg.kg.store import BaseStore
 from finkg.retrieval.memory import HORIZONS
-from finkg.tasks.anchors import Anchor
+from finkg.tasks.impact.anchors import Anchor
 
 
 def load_prices(

@@ -24,10 +24,10 @@ from finkg.reader.llm import LLM
 from finkg.reader.read import OutputCache
 from finkg.retrieval.memory import MemoryTimeline, SourceMemory
 from finkg.retrieval.pools import TextSource, VectorSource
-from finkg.tasks.anchors import Anchor
-from finkg.tasks.feedback import FeedbackReport, feedback, signals
-from finkg.tasks.impact import ImpactConfig, ImpactResult, anchor_inputs, predict
-from finkg.tasks.impact_labels import load_prices
+from finkg.tasks.impact.anchors import Anchor
+from finkg.tasks.impact.feedback import FeedbackReport, feedback, signals
+from finkg.tasks.impact.labels import load_prices
+from finkg.tasks.impact.predict import ImpactConfig, ImpactResult, anchor_inputs, predict
 
 FEEDBACK_LOOKBACK_SESSIONS = 10  # signals older than this have all matured and been fed back
 

@@ -41,8 +41,8 @@ from finkg.reader.rules import MODEL_ID, rule_analyst
 from finkg.retrieval.embed import open_embedder
 from finkg.retrieval.live import LiveVectors
 from finkg.retrieval.memory import MemoryParams
-from finkg.tasks.impact import ImpactConfig
-from finkg.tasks.impact_job import Span, backtest_job, run_job
+from finkg.tasks.impact.job import Span, backtest_job, run_job
+from finkg.tasks.impact.predict import ImpactConfig
 
 VARIANTS = ("static", "cited", "shuffled-labels")
 # The world `--impact` builds. In the default demo world (8 tickers, 0.3 news items per
