@@ -1,7 +1,7 @@
 """`finkg forecast` and `finkg train-retriever`: paper 001's movement job on the CLI.
 
-Each command parses its options, makes one library call (`finkg.tasks.movement`,
-`finkg.tasks.movement_train`), prints. Dates are XNYS session dates (`2015-06-03`).
+Each command parses its options, makes one library call (`finkg.tasks.movement.forecast`,
+`finkg.tasks.movement.train`), prints. Dates are XNYS session dates (`2015-06-03`).
 """
 
 from __future__ import annotations
@@ -52,7 +52,7 @@ def _reporter(bar: Any) -> Any:
 
 
 def _model_dir(ctx: click.Context, given: Path | None) -> Path:
-    from finkg.tasks.movement_train import default_model_dir
+    from finkg.tasks.movement.train import default_model_dir
 
     return given or default_model_dir(_settings(ctx))
 
@@ -101,8 +101,8 @@ def forecast_command(
     Retrieves indicator windows available before the session's open, scores "rise" and
     "fall" as the reader's reply and writes the prediction with its run to the outputs graph.
     """
-    from finkg.tasks.movement import MovementConfig, forecast
-    from finkg.tasks.movement_train import open_sequence_retriever
+    from finkg.tasks.movement.forecast import MovementConfig, forecast
+    from finkg.tasks.movement.train import open_sequence_retriever
 
     target = _day(day, "--date")
     config = MovementConfig(
@@ -191,7 +191,7 @@ def train_retriever_command(
     a manifest (data, split, hyper-parameters, reader).
     """
     from finkg.reader.backends import open_reader
-    from finkg.tasks.movement_train import TrainConfig, train_retriever
+    from finkg.tasks.movement.train import TrainConfig, train_retriever
 
     config = TrainConfig(
         queries=queries,

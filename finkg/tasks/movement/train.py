@@ -47,7 +47,7 @@ from finkg.retrieval.sequence_retrievers import (
 )
 from finkg.retrieval.sequences import Progress, Query, WindowPool, build_query
 from finkg.retrieval.trained import write_manifest
-from finkg.tasks.movement import LABELS, label_probabilities, movement_messages
+from finkg.tasks.movement.forecast import LABELS, label_probabilities, movement_messages
 
 TABLE2 = (33, 5, 33)  # ACL18 train / valid / test stocks (paper 001 Table 2)
 NEGATIVES = 15
