@@ -36,7 +36,7 @@ def bank() -> None:
 def add(ctx: click.Context, path: Path, store: str | None) -> None:
     """Store the verified entries of a JSON Lines file (see `finkg bank --help`)."""
     from finkg.retrieval.bank import BankEntry, add_entries
-    from finkg.tasks.qa_setup import resolve_company
+    from finkg.tasks.qa.setup import resolve_company
 
     with _open(ctx, store) as s:
         entries = []
@@ -95,7 +95,7 @@ def list_entries(
 ) -> None:
     """Print the bank's entries, latest answer per question and period last."""
     from finkg.retrieval.bank import entries
-    from finkg.tasks.qa_setup import resolve_company
+    from finkg.tasks.qa.setup import resolve_company
 
     before = parse_instant(as_of, tz, field="--as-of") if as_of else None
     with _open(ctx, store, read_only=True) as s:

@@ -1,7 +1,7 @@
 """`finkg ask`: an auditable answer over filings and documents (papers 002 + 003).
 
 Parses the options, opens what answering needs (indexes, reader, reranker, memory bank)
-through `finkg.tasks.qa_setup`, makes one `QA.ask` call and prints the answer with its
+through `finkg.tasks.qa.setup`, makes one `QA.ask` call and prints the answer with its
 status, scores, routes and citations.
 """
 
@@ -13,7 +13,7 @@ import json
 import click
 
 from finkg.cli_support import _open, _progress, _settings, out, parse_instant, store_option
-from finkg.tasks.qa_setup import RERANKERS
+from finkg.tasks.qa.setup import RERANKERS
 
 
 @click.command("ask")
@@ -63,8 +63,8 @@ def ask(
     scores groundedness (S_comp) and writes the answer with its run. `finkg audit IRI`
     traces it back to the documents.
     """
-    from finkg.tasks.qa import QAConfig
-    from finkg.tasks.qa_setup import open_qa, resolve_company
+    from finkg.tasks.qa.ask import QAConfig
+    from finkg.tasks.qa.setup import open_qa, resolve_company
 
     config = QAConfig(paths=tuple(p.strip() for p in paths.split(",") if p.strip()))
 

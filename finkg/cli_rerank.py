@@ -1,7 +1,7 @@
 """`finkg train-reranker`: the QA job's cross-encoder, trained in paper 002's two stages.
 
 The command parses its options, makes one library call per stage
-(`finkg.tasks.rerank_train`), prints the manifest's figures.
+(`finkg.tasks.qa.rerank_train`), prints the manifest's figures.
 """
 
 from __future__ import annotations
@@ -98,7 +98,12 @@ def train_reranker_command(
     with a manifest (data and hashes, split, hyper-parameters, held-out figures), e.g.
     `finkg train-reranker --data ../shared/data/qa`.
     """
-    from finkg.tasks.rerank_train import RerankConfig, default_model_dir, train_stage1, train_stage2
+    from finkg.tasks.qa.rerank_train import (
+        RerankConfig,
+        default_model_dir,
+        train_stage1,
+        train_stage2,
+    )
 
     config = RerankConfig(
         questions=questions,

@@ -20,7 +20,7 @@ from finkg.retrieval.passages import PassageRetriever
 from finkg.retrieval.persist import Progress
 from finkg.retrieval.rerank import LLMReranker, Reranker
 from finkg.retrieval.trained import MANIFEST
-from finkg.tasks.qa import QA, QAConfig
+from finkg.tasks.qa.ask import QA, QAConfig
 
 RERANKERS = ("auto", "cross", "llm", "none")
 
@@ -51,7 +51,7 @@ def open_reranker(name: str, settings: Settings, llm: LLM) -> Reranker | None:
         return None
     if name == "llm":
         return LLMReranker(llm)
-    from finkg.tasks.rerank_train import default_model_dir, open_cross_encoder
+    from finkg.tasks.qa.rerank_train import default_model_dir, open_cross_encoder
 
     # the company-adapted stage 2 when trained, else the general stage 1
     for stage in (2, 1):

@@ -8,7 +8,7 @@ One question in, one checked `fkg:Answer` out:
    - bank: the memory bank holds a confident match for it as of the answer's instant
      (`retrieval.bank`, paper 002 §4.4); its answer and evidence are taken as they are;
    - tool: it asks about prices and the reader picks a market-data tool for it
-     (`tasks.qa_tools`, paper 002 §4.5);
+     (`tasks.qa.tools`, paper 002 §4.5);
    - documents: multi-path retrieval (`retrieval.passages`: BM25, dense, metadata; RRF
      k=60), chunk bundling, reranking, top-5 (papers 002 §4.2-4.3, 003 stage 5);
 3. if every sub-question was answered by the bank, the answer is the bank's (no reader,
@@ -44,92 +44,15 @@ from finkg.reader.llm import LLM, ContextOverflow
 from finkg.reader.read import ReadResult, prompt, read
 from finkg.reader.schemas import Answer, ToolCall
 from finkg.retrieval import bank
-from finkg.retrieval.decompose import SubQuestion, clean, decompose
+from finkg.retrieval.decompose import clean, decompose
 from finkg.retrieval.live import node_texts
-from finkg.retrieval.passages import PATHS, Hit, PassageRetriever
+from finkg.retrieval.passages import Hit, PassageRetriever
 from finkg.retrieval.rerank import Reranker, bundle, rerank
-from finkg.tasks import qa_tools
-from finkg.tasks.qa_output import write_answer
+from finkg.tasks.qa import tools
+from finkg.tasks.qa.output import write_answer
+from finkg.tasks.qa.types import Asked, Block, Part, QAConfig
 
 ROUTES = ("bank", "tool", "documents")
-
-
-@dataclass(frozen=True, kw_only=True)
-class QAConfig:
-    """depth: passages each retrieval path keeps (paper 003: 100); pool: fused passages
-    the reranker sees; top: passages in the reader's context (paper 003: 5); bundle_k and
-    bundle_tau: chunk bundling (paper 002 eq. 2); block_chars: the most characters of one
-    evidence block shown to the reader (its 4,096-token window holds five); paths: the
-    retrieval paths fused. The default is BM25 + dense: on FinanceBench the extractive
-    metadata path (title, section heading, topics; `retrieval.passages`) lowered the
-    own-document MRR from 0.351 to 0.295 (benchmarks/reports/qa.md), so it is there to
-    choose, not on by default."""
-
-    paths: tuple[str, ...] = ("sparse", "dense")
-    depth: int = 100
-    pool: int = 20
-    top: int = 5
-    bundle_k: int = 1
-    bundle_tau: float = 0.75
-    block_chars: int = 1800
-    max_tokens: int = 700
-
-    def __post_init__(self) -> None:
-        if not self.paths or any(p not in PATHS for p in self.paths):
-            raise InputError(
-                f"paths are some of {', '.join(PATHS)}", field="paths", value=self.paths
-            )
-        for name in ("depth", "pool", "top", "block_chars", "max_tokens"):
-            if getattr(self, name) < 1:
-                raise InputError(f"{name} is 1 or more", field=name, value=getattr(self, name))
-        if self.top > self.pool:
-            raise InputError("top cannot exceed pool", field="top", value=self.top)
-
-    def parameters(self) -> dict[str, object]:
-        return {k: getattr(self, k) for k in self.__dataclass_fields__}
-
-
-@dataclass(frozen=True)
-class Block:
-    """One evidence block the reader sees: its `kind` (C a passage, B a bank entry, T a tool
-    result), `id` (C1, B1, T1), its text and what it points at."""
-
-    kind: str
-    id: str
-    text: str
-    node: NamedNode  # the passage, bank entry or tool node
-    cites: tuple[NamedNode, ...]  # stored evidence a citation of this block resolves to
-    rank: int = 0
-    score: float | None = None
-
-
-@dataclass
-class Part:
-    """A sub-question and what answered it."""
-
-    question: SubQuestion
-    route: str
-    blocks: list[Block] = field(default_factory=list)
-    answer: str | None = None  # bank or tool answer
-    hits: list[Hit] = field(default_factory=list)
-
-
-@dataclass
-class Asked:
-    question: str
-    as_of: dt.datetime
-    parts: list[Part]
-    blocks: list[Block]
-    output: Answer | None
-    read: ReadResult | None
-    scores: dict[str, float]
-    status: str
-    seconds: dict[str, float]
-    iri: NamedNode | None = None
-
-    @property
-    def summary(self) -> str:
-        return self.output.summary if self.output is not None else ""
 
 
 @dataclass
@@ -178,7 +101,14 @@ class QA:
         asked = Asked(text, as_of, parts, blocks, output, result, scores, status, seconds)
         if write:
             asked.iri = write_answer(
-                self, asked, company=company, documents=documents, started=started
+                self.store,
+                asked,
+                config=self.config,
+                retriever_paths=self.retriever.paths,
+                reranker=self.reranker.model_id if self.reranker is not None else "none",
+                company=company,
+                documents=documents,
+                started=started,
             )
         return asked
 
@@ -199,7 +129,7 @@ class QA:
                 seconds["bank"] = seconds.get("bank", 0) + time.perf_counter() - t
                 return
         seconds["bank"] = seconds.get("bank", 0) + time.perf_counter() - t
-        if qa_tools.LIVE.search(part.question.text):
+        if tools.LIVE.search(part.question.text):
             t = time.perf_counter()
             found = self._tool(part.question.text, as_of=as_of, company=company)
             seconds["tool"] = seconds.get("tool", 0) + time.perf_counter() - t
@@ -212,13 +142,13 @@ class QA:
                 return
         self._retrieve(part, as_of=as_of, company=company, documents=documents, seconds=seconds)
 
-    def _tool(self, question: str, *, as_of, company) -> qa_tools.ToolResult | None:
+    def _tool(self, question: str, *, as_of, company) -> tools.ToolResult | None:
         ticker = company.value.rsplit("/", 1)[-1] if company is not None else ""
-        result = qa_tools.choose(self.llm, question, as_of=as_of, company=ticker)
+        result = tools.choose(self.llm, question, as_of=as_of, company=ticker)
         call = result.output
         if not isinstance(call, ToolCall) or call.tool == "none":
             return None
-        return qa_tools.call(self.store, call, before=as_of)
+        return tools.call(self.store, call, before=as_of)
 
     def _retrieve(self, part: Part, *, as_of, company, documents, seconds) -> None:
         c = self.config

@@ -34,7 +34,7 @@ from finkg.retrieval.cross_encoder import Group
 from finkg.retrieval.embed import Embedder
 from finkg.retrieval.rerank import LLMReranker
 from finkg.retrieval.sequences import Progress
-from finkg.tasks.rerank_data import Miner
+from finkg.tasks.qa.rerank_data import Miner
 
 MIN_WORDS = 40
 

@@ -7,35 +7,37 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Collection, Sequence
 
 from pyoxigraph import Literal, NamedNode
 
 from finkg.kg.ingest import common
 from finkg.kg.iri import mint
 from finkg.kg.outputs import RunRecord, Used, run_iri, write_output
+from finkg.kg.store import BaseStore
 from finkg.ontology.terms import FKG, PROV, RDF, RDFS
 from finkg.reader.read import prompt
-
-if TYPE_CHECKING:
-    from finkg.tasks.qa import QA, Asked, Block
+from finkg.tasks.qa.types import Asked, Block, QAConfig
 
 
 def write_answer(
-    qa: QA,
+    store: BaseStore,
     asked: Asked,
     *,
+    config: QAConfig,
+    retriever_paths: Collection[str],
+    reranker: str,
     company: NamedNode | None,
     documents: Sequence[NamedNode],
     started: dt.datetime,
 ) -> NamedNode:
-    store, base = qa.store, qa.store.graphs.base
+    """`reranker`: the reranker's model id, or "none"; `retriever_paths`: the paths the
+    retriever has (the answer records those of `config.paths` it could use)."""
+    base = store.graphs.base
     model_id = asked.read.model if asked.read is not None else "memory-bank"
-    reranker = qa.reranker.model_id if qa.reranker is not None else "none"
     parameters = {
-        **qa.config.parameters(),
-        "paths": [p for p in qa.config.paths if p in qa.retriever.paths],
+        **config.parameters(),
+        "paths": [p for p in config.paths if p in retriever_paths],
         "reranker": reranker,
         "company": company.value if company is not None else None,
         "documents": [d.value for d in documents],

@@ -46,7 +46,7 @@ from finkg.retrieval.bm25 import bm25_scores, tokenize
 from finkg.retrieval.embed import Embedder, open_embedder
 from finkg.retrieval.sequences import Progress
 from finkg.retrieval.trained import file_digest, weights_digest, write_manifest
-from finkg.tasks import rerank_company, rerank_data
+from finkg.tasks.qa import rerank_company, rerank_data
 
 Scorer = Callable[[str, Sequence[str]], np.ndarray]
 FINANCEBENCH = Path("financebench")
