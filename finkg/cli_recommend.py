@@ -1,6 +1,6 @@
 """`finkg recommend`: three assets for one customer as of a date (paper 004) on the CLI.
 
-The command parses its options, makes one library call (`finkg.tasks.recommend`), prints.
+The command parses its options, makes one library call (`finkg.tasks.recommend.pipeline`), prints.
 """
 
 from __future__ import annotations
@@ -50,7 +50,7 @@ def recommend(
     recommendation and its run are written to the outputs graph. Exit 1 when the reader's
     reply never met the contract (nothing is written).
     """
-    from finkg.tasks.recommend import RecommendConfig, run_recommendation
+    from finkg.tasks.recommend.pipeline import RecommendConfig, run_recommendation
 
     config = RecommendConfig(variant=variant)
     as_of = parse_date(date, tz)

@@ -5,9 +5,8 @@ the same way; retrieved subgraphs are small and usually fit whole)."""
 from __future__ import annotations
 
 import datetime as dt
-import json
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pyoxigraph import NamedNode, Triple
 
@@ -15,14 +14,11 @@ from finkg.kg.export import to_jsonld
 from finkg.reader.llm import LLM, Message
 from finkg.reader.read import MAX_REPAIRS, prompt
 from finkg.retrieval import subgraph as sg
-
-if TYPE_CHECKING:
-    from finkg.tasks.recommend import RecommendConfig, _Recording
-    from finkg.tasks.recommend_stages import Stage
+from finkg.tasks.recommend.types import RecommendConfig, Recording, Stage, node_text
 
 
 def cut_to_window(
-    reader: _Recording,
+    reader: Recording,
     stages: list[Stage],
     config: RecommendConfig,
     customer: NamedNode,
@@ -51,7 +47,7 @@ def cut_to_window(
 
 
 def _fit(
-    reader: _Recording,
+    reader: Recording,
     ordered: list[dict[str, Any]],
     personal_ids: set[str],
     config: RecommendConfig,
@@ -137,9 +133,3 @@ def newest_first(nodes: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def _neg(node: dict[str, Any]) -> float:
     at = node.get("availableAt")
     return -dt.datetime.fromisoformat(at).timestamp() if isinstance(at, str) else 0.0
-
-
-def node_text(nodes: list[dict[str, Any]]) -> str:
-    if not nodes:
-        return "(none)"
-    return json.dumps(nodes, ensure_ascii=False, sort_keys=True, separators=(",", ":"))

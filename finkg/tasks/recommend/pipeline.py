@@ -34,7 +34,6 @@ from __future__ import annotations
 import datetime as dt
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from pydantic import Field, create_model
@@ -45,112 +44,32 @@ from finkg.config import Settings
 from finkg.errors import FinkgError, InputError, TimestampError
 from finkg.kg.store import BaseStore
 from finkg.ontology.terms import FKG, FKG_NS
-from finkg.reader.llm import LLM, Message
-from finkg.reader.read import OutputCache, ReadResult, prompt, read
+from finkg.reader.llm import LLM
+from finkg.reader.read import OutputCache, prompt, read
 from finkg.reader.schemas import EVIDENCE_PER_ASSET, Recommendation, Recommended
 from finkg.retrieval import subgraph as sg
-from finkg.tasks.recommend_output import write_recommendation
-from finkg.tasks.recommend_stages import ALL, Stage, full_graph, retrieve
-from finkg.tasks.recommend_window import (
-    cut_to_window,
-    final_values,
+from finkg.tasks.recommend.output import write_recommendation
+from finkg.tasks.recommend.stages import ALL, full_graph, retrieve
+from finkg.tasks.recommend.types import (
+    DEFAULT_REQUEST,
+    VARIANTS,
+    RecommendConfig,
+    RecommendResult,
+    Recording,
 )
+from finkg.tasks.recommend.window import cut_to_window, final_values
 
-VARIANTS = ("multi", "parallel", "full")
-DEFAULT_REQUEST = (
-    "Recommend three assets for this customer to buy on the recommendation date, in line "
-    "with their past transactions, risk level and investment capacity."
-)
-
-
-@dataclass(frozen=True, kw_only=True)
-class RecommendConfig:
-    """What a recommendation reads; checked when built."""
-
-    variant: str = "multi"
-    transactions: int = 40  # PTR: the customer's newest transactions listed
-    summaries: int = 30  # MR: the newest ten-week summaries listed (every asset is listed too)
-    n_ctx: int = 4096  # the reader's context window when it does not say (full baseline)
-    max_tokens: int = 640  # for the recommendation reply (three bounded picks fit)
-    request: str = DEFAULT_REQUEST
-
-    def __post_init__(self) -> None:
-        if self.variant not in VARIANTS:
-            raise InputError(
-                "unknown variant",
-                field="variant",
-                value=self.variant,
-                hint="use one of " + ", ".join(VARIANTS),
-            )
-        for name in ("transactions", "summaries", "n_ctx", "max_tokens"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise InputError("must be a positive whole number", field=name, value=value)
-        if not self.request.strip():
-            raise InputError("the request is empty", field="request", value=self.request)
-
-    def parameters(self) -> dict[str, object]:
-        return {
-            "variant": self.variant,
-            "transactions": self.transactions,
-            "summaries": self.summaries,
-            "n_ctx": self.n_ctx,
-            "max_tokens": self.max_tokens,
-            "request": self.request,
-        }
-
-
-@dataclass
-class RecommendResult:
-    user: str
-    as_of: dt.datetime
-    variant: str
-    stages: list[Stage]
-    read: ReadResult
-    output: Recommendation | None
-    recommendation: NamedNode | None  # None when the reply never met the contract
-    prompts: list[list[Message]] = field(default_factory=list)  # every prompt sent, in order
-    offered_assets: list[str] = field(default_factory=list)
-    offered_nodes: list[str] = field(default_factory=list)
-    truncated: int = 0  # graph nodes cut to fit the context window
-    seconds: float = 0.0
-    written: bool = False  # False also when the same recommendation was already stored
-
-    @property
-    def ok(self) -> bool:
-        return self.output is not None
-
-    @property
-    def assets(self) -> list[str]:
-        return [r.asset for r in self.output.recommendations] if self.output else []
-
-    @property
-    def reads(self) -> list[ReadResult]:
-        return [s.selection.result for s in self.stages if s.selection and s.selection.result] + [
-            self.read
-        ]
-
-    @property
-    def prompt_tokens(self) -> int:
-        """Prompt tokens over every reader call of this recommendation (repairs included)."""
-        return sum(r.tokens_in for r in self.reads)
-
-
-class _Recording:
-    """The reader behind a recorder: every prompt it is sent is kept, in order."""
-
-    def __init__(self, llm: LLM) -> None:
-        self.llm = llm
-        self.model_id = llm.model_id
-        self.prompts: list[list[Message]] = []
-
-    def generate(self, messages: Sequence[Message], schema: Any = None, **kw: Any) -> Any:
-        self.prompts.append(list(messages))
-        return self.llm.generate(messages, schema, **kw)
-
-    def score(self, messages: Sequence[Message], options: Sequence[str]) -> dict[str, float]:
-        self.prompts.append(list(messages))
-        return self.llm.score(messages, options)
+__all__ = [
+    "DEFAULT_REQUEST",
+    "VARIANTS",
+    "RecommendConfig",
+    "RecommendResult",
+    "RecommendationRejected",
+    "contract",
+    "dataset",
+    "recommend",
+    "run_recommendation",
+]
 
 
 def dataset(store: BaseStore, user: str) -> tuple[NamedNode, NamedNode]:
@@ -204,7 +123,7 @@ def recommend(
     started, clock = dt.datetime.now(dt.UTC), time.perf_counter()
     graph, customer = dataset(store, user)
     graphs = store.graphs.user_dataset(user)  # the user's graph and the market graph only
-    reader = _Recording(llm)
+    reader = Recording(llm)
     profile = _profile(store, customer, graph)
     assets = sg.candidates(store, FKG.Asset, graphs=[store.graphs.market], before=as_of, cap=ALL)
     if not assets:

@@ -5,15 +5,13 @@ customer's graph and the market graph).
 - `retrieve`: personal transaction retrieval, then market retrieval with the personal
   subgraph as context (`multi`) or without it (`parallel`);
 - `full_graph`: FLARKO's baseline, no retrieval: the whole personal and market graphs as of
-  the date (`recommend_window.cut_to_window` fits them to the reader's window).
+  the date (`window.cut_to_window` fits them to the reader's window).
 """
 
 from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
 
 from pyoxigraph import NamedNode, Triple
 
@@ -23,44 +21,15 @@ from finkg.ontology.terms import FKG
 from finkg.reader.llm import ContextOverflow
 from finkg.reader.read import OutputCache
 from finkg.retrieval import subgraph as sg
-from finkg.tasks.recommend_window import jsonld_nodes, newest_first, node_text
-
-if TYPE_CHECKING:
-    from finkg.tasks.recommend import RecommendConfig, _Recording
+from finkg.tasks.recommend.types import RecommendConfig, Recording, Stage, node_text
+from finkg.tasks.recommend.window import jsonld_nodes, newest_first
 
 ALL = 1_000_000  # "list everything" for sg.candidates; the newest are kept afterwards
 
 
-@dataclass
-class Stage:
-    """One retrieval stage: what was listed, what the reader picked, the subgraph."""
-
-    name: str  # "personal" or "market" ("full": the injected graph, no reader)
-    selection: sg.Selection | None
-    triples: list[Triple]
-    nodes: list[dict[str, Any]]  # the JSON-LD nodes given to later prompts
-
-    def text(self) -> str:
-        return node_text(self.nodes)
-
-    def summary(self) -> dict[str, object]:
-        s, r = self.selection, self.selection.result if self.selection else None
-        return {
-            "stage": self.name,
-            "listed": len(s.candidates) if s else None,
-            "eligible": s.candidates.total if s else None,
-            "selected": len(s.selected) if s else None,
-            "invalid": s.invalid_count if s else 0,
-            "prompt_hash": r.prompt_hash if r else None,
-            "tokens_in": r.tokens_in if r else 0,
-            "triples": len(self.triples),
-            "nodes": len(self.nodes),
-        }
-
-
 def retrieve(
     store: BaseStore,
-    reader: _Recording,
+    reader: Recording,
     request: str,
     graphs: list[NamedNode],
     as_of: dt.datetime,
@@ -90,7 +59,7 @@ def retrieve(
 
 
 def _select_in_context(
-    reader: _Recording,
+    reader: Recording,
     request: str,
     candidates: sg.Candidates,
     personal: Stage,

@@ -4,7 +4,6 @@ every used entity) to the outputs graph, checked by the output shapes."""
 from __future__ import annotations
 
 import datetime as dt
-from typing import TYPE_CHECKING
 
 from pyoxigraph import NamedNode
 
@@ -13,10 +12,8 @@ from finkg.kg.outputs import RunRecord, Used, run_iri, write_output
 from finkg.kg.store import BaseStore
 from finkg.ontology.terms import FKG
 from finkg.reader.llm import LLM
+from finkg.tasks.recommend.types import RecommendConfig, RecommendResult
 from finkg.tasks.records import recommendation_quads
-
-if TYPE_CHECKING:
-    from finkg.tasks.recommend import RecommendConfig, RecommendResult
 
 
 def write_recommendation(
