@@ -8,11 +8,10 @@ from __future__ import annotations
 
 import datetime as dt
 from pathlib import Path
-from typing import Any
 
 import click
 
-from finkg.cli_support import _open, _progress, _settings, out, store_option
+from finkg.cli.support import _open, _progress, _reporter, _settings, out, store_option
 from finkg.errors import InputError
 from finkg.retrieval.sequence_retrievers import RETRIEVERS
 
@@ -38,17 +37,6 @@ def _tickers(text: str | None) -> tuple[str, ...] | None:
     if not names:
         raise InputError("no tickers given", field="--universe", value=text, hint="e.g. AAPL,MSFT")
     return names
-
-
-def _reporter(bar: Any) -> Any:
-    tasks: dict[str, int] = {}
-
-    def progress(stage: str, done: int, total: int) -> None:
-        if stage not in tasks:
-            tasks[stage] = bar.add_task(stage, total=total or None)
-        bar.update(tasks[stage], completed=done, total=total or None)
-
-    return progress
 
 
 def _model_dir(ctx: click.Context, given: Path | None) -> Path:

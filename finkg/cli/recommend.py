@@ -10,7 +10,7 @@ import json
 
 import click
 
-from finkg.cli_support import _open, _settings, out, parse_instant, store_option
+from finkg.cli.support import _open, _settings, out, parse_instant, store_option
 
 DEFAULT_TZ = "Europe/Athens"  # FAR-Trans's zone, as the loader reads its dates
 

@@ -10,7 +10,7 @@ from typing import Any
 import click
 from rich.table import Table
 
-from finkg.cli_support import _open, _settings, err, out, store_option
+from finkg.cli.support import _open, _settings, err, out, store_option
 
 
 @click.command()

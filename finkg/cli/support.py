@@ -67,6 +67,18 @@ def _progress() -> Any:
     )
 
 
+def _reporter(bar: Any) -> Any:
+    """A progress callback (stage, done, total) that keeps one bar per stage."""
+    tasks: dict[str, int] = {}
+
+    def progress(stage: str, done: int, total: int) -> None:
+        if stage not in tasks:
+            tasks[stage] = bar.add_task(stage, total=total or None)
+        bar.update(tasks[stage], completed=done, total=total or None)
+
+    return progress
+
+
 def parse_instant(text: str, tz: str, *, field: str) -> dt.datetime:
     """A date (its first instant in `tz`) or a zoned instant; a naive time is refused."""
     text = text.strip()

@@ -13,7 +13,7 @@ from zoneinfo import ZoneInfo
 
 import click
 
-from finkg.cli_support import _open, _progress, _settings, out, store_option
+from finkg.cli.support import _open, _progress, _settings, out, store_option
 from finkg.errors import InputError
 from finkg.tasks.impact.job import Span
 from finkg.tasks.impact.predict import ImpactConfig

@@ -11,7 +11,7 @@ import click
 from rich.table import Table
 
 from finkg import queries
-from finkg.cli_support import _open, _settings, err, out, store_option
+from finkg.cli.support import _open, _settings, err, out, store_option
 from finkg.errors import InputError
 from finkg.kg import export as exporting
 from finkg.queries.results import Solutions, python_value

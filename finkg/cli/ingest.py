@@ -8,7 +8,7 @@ from typing import Any
 import click
 from rich.text import Text
 
-from finkg.cli_support import _open, _progress, err, out, store_option
+from finkg.cli.support import _open, _progress, err, out, store_option
 from finkg.kg.store import BaseStore
 
 

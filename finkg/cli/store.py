@@ -1,8 +1,5 @@
-"""finkg's command line: each command parses, makes one library call, prints.
-
-Exit codes: 0 success, 1 validation failures found, 2 usage or input error, 3 internal
-error (store or endpoint failure).
-"""
+"""`finkg init`, `validate`, `stats`, `index`, `audit` and `serve`: setting up, checking,
+indexing, tracing and serving a store."""
 
 from __future__ import annotations
 
@@ -15,32 +12,10 @@ import click
 from pyoxigraph import NamedNode
 from rich.table import Table
 
-from finkg.cli_bank import bank
-from finkg.cli_demo import demo
-from finkg.cli_impact import impact
-from finkg.cli_ingest import ingest
-from finkg.cli_movement import forecast_command, train_retriever_command
-from finkg.cli_qa import ask
-from finkg.cli_query import export, query
-from finkg.cli_recommend import recommend
-from finkg.cli_rerank import train_reranker_command
-from finkg.cli_support import FinkgGroup, _open, _progress, _settings, err, out, store_option
-from finkg.config import Settings
+from finkg.cli.support import _open, _progress, _settings, err, out, store_option
 
 
-@click.group(cls=FinkgGroup, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(package_name="finkg")
-@click.pass_context
-def cli(ctx: click.Context) -> None:
-    """finkg: a point-in-time financial evidence graph.
-
-    Evidence (news, filings, prices, documents, transactions) is RDF in one Oxigraph store,
-    stamped with when it became knowable; queries, exports and checks run over it.
-    """
-    ctx.obj = Settings.from_env()
-
-
-@cli.command()
+@click.command()
 @store_option
 @click.pass_context
 def init(ctx: click.Context, store: str | None) -> None:
@@ -53,7 +28,7 @@ def init(ctx: click.Context, store: str | None) -> None:
         out.print(f"store {s.location}: {state}; generation {s.generation()}")
 
 
-@cli.command()
+@click.command()
 @click.option(
     "--file",
     "files",
@@ -118,7 +93,7 @@ def validate(
     ctx.exit(0 if report.conforms else 1)
 
 
-@cli.command()
+@click.command()
 @click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
 @store_option
 @click.pass_context
@@ -142,7 +117,7 @@ def stats(ctx: click.Context, as_json: bool, store: str | None) -> None:
     out.print(table)
 
 
-@cli.command(name="index")
+@click.command(name="index")
 @click.option(
     "--classes",
     metavar="NAMES",
@@ -201,7 +176,7 @@ def _curie(iri: str) -> str:
     return iri
 
 
-@cli.command()
+@click.command()
 @click.argument("iri")
 @store_option
 @click.pass_context
@@ -218,7 +193,7 @@ def audit(ctx: click.Context, iri: str, store: str | None) -> None:
             out.print(f"{hop.depth * '  '}  {_curie(p)}: {o}", highlight=False)
 
 
-@cli.command()
+@click.command()
 @click.option(
     "--bind",
     "bind_addr",
@@ -242,24 +217,3 @@ def serve(ctx: click.Context, bind_addr: str, read_write: bool, store: str | Non
         f"({'read-write' if read_write else 'read-only'}); Ctrl-C stops"
     )
     ctx.exit(serve_store(Path(location), bind=bind_addr, read_write=read_write))
-
-
-cli.add_command(ingest)
-cli.add_command(query)
-cli.add_command(export)
-cli.add_command(demo)
-cli.add_command(impact)
-cli.add_command(recommend)
-cli.add_command(forecast_command)
-cli.add_command(train_retriever_command)
-cli.add_command(ask)
-cli.add_command(bank)
-cli.add_command(train_reranker_command)
-
-
-def main() -> None:
-    cli(prog_name="finkg")
-
-
-if __name__ == "__main__":
-    main()
