@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from finkg.demo import fartrans as FT
-from finkg.demo.documents import Document
+from finkg.demo.document_text import Document
 from finkg.demo.filings import Filing
 from finkg.demo.manifest import (
     CompanyTruth,
