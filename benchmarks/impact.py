@@ -53,11 +53,11 @@ from finkg.reader.models import MODELS, RequantizedModel
 from finkg.reader.read import OutputCache
 from finkg.retrieval.indexes import open_indexes
 from finkg.retrieval.memory import HORIZONS, MemoryParams, label_mix
-from finkg.tasks.anchors import Anchor, anchors
-from finkg.tasks.impact import ImpactConfig
-from finkg.tasks.impact_job import Span, backtest_job, memory_of, validation
-from finkg.tasks.impact_labels import residual_labels
-from finkg.tasks.prequential import RunSummary, run_together
+from finkg.tasks.impact.anchors import Anchor, anchors
+from finkg.tasks.impact.job import Span, backtest_job, memory_of, validation
+from finkg.tasks.impact.labels import residual_labels
+from finkg.tasks.impact.predict import ImpactConfig
+from finkg.tasks.impact.prequential import RunSummary, run_together
 
 ROOT = Path(__file__).resolve().parents[1]
 NEW_YORK = ZoneInfo("America/New_York")

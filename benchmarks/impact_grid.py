@@ -36,9 +36,9 @@ from finkg.reader.backends import open_reader
 from finkg.reader.read import OutputCache
 from finkg.retrieval.indexes import open_indexes
 from finkg.retrieval.memory import MemoryParams
-from finkg.tasks.impact import ImpactConfig
-from finkg.tasks.impact_job import backtest_job, memory_of, validation
-from finkg.tasks.prequential import run_together
+from finkg.tasks.impact.job import backtest_job, memory_of, validation
+from finkg.tasks.impact.predict import ImpactConfig
+from finkg.tasks.impact.prequential import run_together
 
 PAPER = (0.30, 0.20)
 # paper 000 Table 6 (validation): (lambda, delta) -> NN-F1, macro-F1, rank IC, Sharpe

@@ -34,8 +34,8 @@ from finkg.kg.store import BaseStore, open_store
 from finkg.reader.backends import open_reader
 from finkg.retrieval.sequence_retrievers import RETRIEVERS
 from finkg.retrieval.sequences import WindowPool
-from finkg.tasks.movement import MovementConfig, predict
-from finkg.tasks.movement_train import (
+from finkg.tasks.movement.forecast import MovementConfig, predict
+from finkg.tasks.movement.train import (
     labelled_queries,
     open_sequence_retriever,
     split_stocks,

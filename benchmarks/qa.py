@@ -62,7 +62,7 @@ from finkg.kg.setup import init_store
 from finkg.kg.store import BaseStore, open_store
 from finkg.reader.backends import open_reader
 from finkg.retrieval.rerank import LLMReranker, rerank
-from finkg.tasks.qa_setup import open_qa, open_reranker
+from finkg.tasks.qa.setup import open_qa, open_reranker
 
 ROOT = Path(__file__).resolve().parents[1]
 REPORTS = ROOT / "benchmarks" / "reports"

@@ -40,8 +40,8 @@ from finkg.reader.read import OutputCache, narrow_schema, prompt, read
 from finkg.reader.schemas import ImpactPrediction
 from finkg.retrieval.embed import MiniLM
 from finkg.retrieval.live import LiveTexts, LiveVectors
-from finkg.tasks.anchors import anchors
-from finkg.tasks.impact import ImpactConfig, anchor_inputs, prompt_values, retrieve
+from finkg.tasks.impact.anchors import anchors
+from finkg.tasks.impact.predict import ImpactConfig, anchor_inputs, prompt_values, retrieve
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -36,7 +36,7 @@ from finkg.evaluation import hits
 from finkg.kg.ingest import IngestOptions, ingest, loader
 from finkg.kg.store import open_store
 from finkg.reader.backends import _local
-from finkg.tasks.recommend import VARIANTS, RecommendConfig, recommend
+from finkg.tasks.recommend.pipeline import VARIANTS, RecommendConfig, recommend
 
 ROOT = Path(__file__).resolve().parents[1]
 ATHENS = ZoneInfo("Europe/Athens")

@@ -56,7 +56,7 @@ from finkg.retrieval.memory import (
 from finkg.retrieval.pools import PoolSpec, build_pool, eligible_rows
 from finkg.retrieval.text import TextIndex
 from finkg.retrieval.vectors import VectorIndex
-from finkg.tasks.anchors import Anchor, anchors
+from finkg.tasks.impact.anchors import Anchor, anchors
 
 ROOT = Path(__file__).resolve().parents[1]
 NY = ZoneInfo("America/New_York")

@@ -34,8 +34,8 @@ CHILD = textwrap.dedent(
     from pathlib import Path
     from finkg.config import Settings
     from finkg.kg.store import open_store
-    from finkg.tasks.impact import ImpactConfig
-    from finkg.tasks.impact_job import Span, run_job
+    from finkg.tasks.impact.predict import ImpactConfig
+    from finkg.tasks.impact.job import Span, run_job
     from tests.worlds import analyst
 
     location, home = Path(sys.argv[1]), Path(sys.argv[2])

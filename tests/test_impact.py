@@ -23,9 +23,9 @@ from finkg.reader.llm import ScriptedLLM
 from finkg.reader.rules import respond as rule_respond
 from finkg.retrieval.embed import HashEmbedder
 from finkg.retrieval.live import LiveVectors
-from finkg.tasks.anchors import anchors
-from finkg.tasks.impact import ImpactConfig
-from finkg.tasks.impact_job import Span, backtest_job, feedback_job, memory_of, run_job
+from finkg.tasks.impact.anchors import anchors
+from finkg.tasks.impact.job import Span, backtest_job, feedback_job, memory_of, run_job
+from finkg.tasks.impact.predict import ImpactConfig
 from tests.worlds import analyst, build, load
 
 NY = ZoneInfo("America/New_York")

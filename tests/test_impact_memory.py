@@ -8,7 +8,7 @@ can only help by reordering the evidence. Memory variants run prequentially over
 anchors: the true-label memory must learn News < SecFiling for Earnings & Guidance and
 beat static retrieval, the shuffled-label memory must not.
 
-Memory strength: the demo's (`finkg.tasks.demo_impact.CONFIG`, where kappa = 5 is argued).
+Memory strength: the demo's (`finkg.tasks.impact.demo.CONFIG`, where kappa = 5 is argued).
 """
 
 from __future__ import annotations
@@ -23,8 +23,8 @@ from finkg.demo.world import WorldSpec
 from finkg.kg.store import open_store
 from finkg.ontology.terms import FKG
 from finkg.retrieval.memory import memory_counts
-from finkg.tasks.demo_impact import CONFIG, MIN_SESSIONS, demo_impact, impact_world, spans
-from finkg.tasks.impact_job import memory_of
+from finkg.tasks.impact.demo import CONFIG, MIN_SESSIONS, demo_impact, impact_world, spans
+from finkg.tasks.impact.job import memory_of
 from tests.worlds import build, load
 
 # `finkg demo --impact`'s world (4 tickers, many reported outlook 8-Ks, each with chatter

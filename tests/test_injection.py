@@ -22,8 +22,8 @@ from finkg.kg.store import open_store
 from finkg.ontology.terms import FKG
 from finkg.reader.llm import ScriptedLLM
 from finkg.retrieval.indexes import open_indexes
-from finkg.tasks.anchors import anchors
-from finkg.tasks.impact import ImpactConfig, predict
+from finkg.tasks.impact.anchors import anchors
+from finkg.tasks.impact.predict import ImpactConfig, predict
 from tests.worlds import build, load
 
 NY = ZoneInfo("America/New_York")

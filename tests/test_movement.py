@@ -33,7 +33,7 @@ from finkg.retrieval.sequence_retrievers import (
 )
 from finkg.retrieval.sequences import WindowPool, build_query, znorm
 from finkg.shapes.validate import validate_store
-from finkg.tasks.movement import MovementConfig, forecast, predict
+from finkg.tasks.movement.forecast import MovementConfig, forecast, predict
 
 TICKERS = ("AAA", "BBB", "CCC")
 START = dt.date(2019, 1, 2)
@@ -305,7 +305,7 @@ def test_cli_bad_inputs_exit_2(tmp_path: Path, args: list[str], message: str) ->
 
 
 def test_label_probabilities_are_a_softmax() -> None:
-    from finkg.tasks.movement import label_probabilities
+    from finkg.tasks.movement.forecast import label_probabilities
 
     p = label_probabilities({"rise": -0.1, "fall": -2.0})
     assert p["rise"] + p["fall"] == pytest.approx(1.0)

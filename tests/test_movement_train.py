@@ -16,8 +16,8 @@ from finkg.kg.store import BaseStore
 from finkg.reader.llm import Message, ScriptedLLM
 from finkg.retrieval import finseer
 from finkg.retrieval.sequences import WindowPool
-from finkg.tasks.movement import MovementConfig, forecast
-from finkg.tasks.movement_train import (
+from finkg.tasks.movement.forecast import MovementConfig, forecast
+from finkg.tasks.movement.train import (
     TrainConfig,
     examples_for,
     labelled_queries,

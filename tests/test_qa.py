@@ -27,8 +27,8 @@ from finkg.retrieval.embed import HashEmbedder
 from finkg.retrieval.indexes import open_indexes
 from finkg.retrieval.passages import PassageRetriever
 from finkg.shapes.validate import validate_store
-from finkg.tasks.qa import QA, QAConfig
-from finkg.tasks.qa_setup import resolve_company
+from finkg.tasks.qa.ask import QA, QAConfig
+from finkg.tasks.qa.setup import resolve_company
 
 NY = dt.timezone(dt.timedelta(hours=-5))
 LATE = dt.datetime(2030, 1, 1, tzinfo=dt.UTC)
@@ -366,7 +366,7 @@ def test_tied_passages_share_their_mean_rank(world) -> None:
 
 
 def test_a_cross_encoder_that_was_never_trained_is_named_with_the_command(tmp_path) -> None:
-    from finkg.tasks.qa_setup import open_reranker
+    from finkg.tasks.qa.setup import open_reranker
 
     settings = Settings(home=tmp_path)
     assert open_reranker("auto", settings, ScriptedLLM()) is None  # auto falls back to none

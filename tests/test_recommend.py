@@ -30,9 +30,9 @@ from finkg.kg.store import BaseStore, open_store
 from finkg.ontology.terms import FKG
 from finkg.reader.llm import ReaderError, ScriptedLLM
 from finkg.shapes.validate import validate_store
-from finkg.tasks import recommend as R
-from finkg.tasks.recommend_stages import subgraph
-from finkg.tasks.recommend_window import count_tokens
+from finkg.tasks.recommend import pipeline as R
+from finkg.tasks.recommend.stages import subgraph
+from finkg.tasks.recommend.window import count_tokens
 
 ATHENS = ZoneInfo("Europe/Athens")
 AS_OF = dt.datetime(2019, 8, 1, tzinfo=ATHENS)

@@ -15,8 +15,8 @@ from finkg.reader.llm import ScriptedLLM
 from finkg.retrieval import cross_encoder as ce
 from finkg.retrieval.embed import HashEmbedder
 from finkg.retrieval.trained import weights_digest, write_manifest
-from finkg.tasks import rerank_company, rerank_data
-from finkg.tasks.rerank_train import RerankConfig, ranking_metrics
+from finkg.tasks.qa import rerank_company, rerank_data
+from finkg.tasks.qa.rerank_train import RerankConfig, ranking_metrics
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "qa"
 

@@ -34,9 +34,9 @@ from finkg.retrieval.memory import (
     updates_for,
     write_updates,
 )
-from finkg.tasks.anchors import SUMMARY_CHARS, anchors
-from finkg.tasks.impact import ImpactConfig
-from finkg.tasks.prequential import run_prequential
+from finkg.tasks.impact.anchors import SUMMARY_CHARS, anchors
+from finkg.tasks.impact.predict import ImpactConfig
+from finkg.tasks.impact.prequential import run_prequential
 from tests.worlds import analyst, build, cut_world, load
 
 NY = ZoneInfo("America/New_York")

@@ -9,7 +9,7 @@ movement given the query and that one candidate (eq. 4). Training minimises, per
 over L2-normalised embeddings of a bi-encoder initialised from the packaged MiniLM, with
 AdamW, one example per step, in a seeded order. The result is saved as a
 sentence-transformers folder under `model/` beside a `manifest.json` written by the caller
-(`finkg.tasks.movement_train`); `FinSeer(folder)` refuses a folder without one (the folder
+(`finkg.tasks.movement.train`); `FinSeer(folder)` refuses a folder without one (the folder
 rules are `finkg.retrieval.trained`'s, shared with the QA reranker).
 """
 

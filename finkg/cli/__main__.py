@@ -1,0 +1,5 @@
+"""`python -m finkg.cli`."""
+
+from finkg.cli.main import main
+
+main()

@@ -1,0 +1,248 @@
+"""`finkg impact run | feedback | backtest`: the event-impact job of paper 000 on the CLI.
+
+Each command parses its options, makes one library call (`finkg.tasks.impact.job`), prints.
+Dates are New York session dates (`2020-01-01`) or zoned instants; a period is [--from,
+--to] with --to inclusive.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+from zoneinfo import ZoneInfo
+
+import click
+
+from finkg.cli.support import _open, _progress, _settings, out, store_option
+from finkg.errors import InputError
+from finkg.tasks.impact.job import Span
+from finkg.tasks.impact.predict import ImpactConfig
+
+NY = ZoneInfo("America/New_York")
+DEFAULT_VARIANTS = "static,cited"
+
+
+def _instant(text: str, field: str, *, end: bool = False) -> dt.datetime:
+    """A date (midnight New York; the next midnight for an inclusive end) or a zoned instant."""
+    try:
+        if len(text) == 10:
+            day = dt.date.fromisoformat(text) + dt.timedelta(days=1 if end else 0)
+            return dt.datetime.combine(day, dt.time(0), NY)
+        value = dt.datetime.fromisoformat(text)
+    except ValueError:
+        raise InputError(
+            "not a date or an instant", field=field, value=text, hint="e.g. 2020-01-31"
+        ) from None
+    if value.tzinfo is None:
+        raise InputError(
+            "an instant needs a zone", field=field, value=text, hint="e.g. 2020-01-31T16:00-05:00"
+        )
+    return value
+
+
+def _span(start: str, end: str, field: str) -> Span:
+    span = Span(_instant(start, f"{field} from"), _instant(end, f"{field} to", end=True))
+    if span.start >= span.end:
+        raise InputError("the period is empty", field=field, value=f"{start}..{end}")
+    return span
+
+
+def _validation(text: str | None, test: Span) -> Span:
+    if text is None:  # the year before the test period, as in paper 000 (2020 for 2021-23)
+        start = test.start.replace(year=test.start.year - 1)
+        return Span(start, test.start)
+    if ":" not in text:
+        raise InputError("a period is FROM:TO", field="--validation", value=text)
+    a, b = text.split(":", 1)
+    return _span(a, b, "--validation")
+
+
+def _variants(text: str) -> list[str]:
+    return [v.strip() for v in text.split(",") if v.strip()]
+
+
+@click.group()
+def impact() -> None:
+    """Event-impact predictions on news anchors (paper 000): run, feed back, backtest."""
+
+
+@impact.command("run")
+@click.option("--from", "start", required=True, help="First publication date of the anchors.")
+@click.option("--to", "end", required=True, help="Last publication date (inclusive).")
+@click.option(
+    "--variant",
+    "variants",
+    default=DEFAULT_VARIANTS,
+    show_default=True,
+    help="Comma-separated: static, cited, selected-evidence, shuffled-event-types, "
+    "shuffled-labels[:SEED].",
+)
+@click.option("--validation", help="FROM:TO period for class weights [default: the year before].")
+@click.option("--proxy", default="QQQ", show_default=True, help="Market proxy ticker.")
+@click.option("--lambda", "lam", default=0.30, show_default=True, help="Memory strength.")
+@click.option("--delta", default=0.20, show_default=True, help="Memory clip.")
+@click.option(
+    "--reply",
+    type=click.Choice(["full", "compact"]),
+    default="full",
+    show_default=True,
+    help="The reader's reply: with reasons (paper 000's schema), or signals and one "
+    "citation list only (about 30 tokens, for a slow reader).",
+)
+@store_option
+@click.pass_context
+def run_command(
+    ctx: click.Context,
+    start: str,
+    end: str,
+    variants: str,
+    validation: str | None,
+    proxy: str,
+    lam: float,
+    delta: float,
+    reply: str,
+    store: str | None,
+) -> None:
+    """Predict every news anchor of a period, feeding matured labels back in time order.
+
+    Each variant writes its own predictions and runs to the outputs graph; memory variants
+    update their source memory in the memory graph as labels mature.
+    """
+    import dataclasses
+
+    from finkg.retrieval.memory import MemoryParams
+    from finkg.tasks.impact.job import run_job
+
+    test = _span(start, end, "--from/--to")
+    config = ImpactConfig(
+        proxy=proxy, memory=dataclasses.replace(MemoryParams(), lam=lam, delta=delta), reply=reply
+    )
+    with _open(ctx, store) as s, _progress() as bar:
+        tasks: dict[str, int] = {}
+
+        def progress(stage: str, done: int, total: int) -> None:
+            if stage not in tasks:
+                tasks[stage] = bar.add_task(stage, total=total or None)
+            bar.update(tasks[stage], completed=done, total=total or None)
+
+        validated, runs = run_job(
+            s,
+            _settings(ctx),
+            test=test,
+            validation_span=_validation(validation, test),
+            variants=_variants(variants),
+            config=config,
+            progress=progress,
+        )
+    out.print(
+        f"validation: {validated.labels} labelled anchor-horizons; class weights "
+        f"{ {h: {y: round(w, 2) for y, w in ws.items()} for h, ws in validated.weights.items()} }"
+    )
+    for variant, summary in runs.items():
+        fb = summary.feedback
+        out.print(
+            f"{variant}: {summary.predictions} predictions, {summary.json_invalid} without valid "
+            f"JSON; feedback: {fb.outcomes} outcomes, {fb.updates} memory updates, "
+            f"{fb.uncited} uncited signals"
+        )
+
+
+@impact.command("feedback")
+@click.option("--as-of", "as_of", required=True, help="Feed back what matured by this instant.")
+@click.option("--since", required=True, help="The first prediction date to look at.")
+@click.option("--variant", "variants", default="cited", show_default=True)
+@click.option("--validation", required=True, help="FROM:TO period for class weights.")
+@click.option("--proxy", default="QQQ", show_default=True, help="Market proxy ticker.")
+@store_option
+@click.pass_context
+def feedback_command(
+    ctx: click.Context,
+    as_of: str,
+    since: str,
+    variants: str,
+    validation: str,
+    proxy: str,
+    store: str | None,
+) -> None:
+    """Outcomes (residual-return labels) and memory updates for matured predictions.
+
+    Idempotent: feeding back the same span twice adds nothing.
+    """
+    from finkg.tasks.impact.job import feedback_job
+
+    instant = _instant(as_of, "--as-of")
+    first = _instant(since, "--since").date()
+    with _open(ctx, store) as s:
+        reports = feedback_job(
+            s,
+            as_of=instant,
+            since=first,
+            variants=_variants(variants),
+            validation_span=_validation(validation, Span(instant, instant)),
+            proxy=proxy,
+        )
+    for variant, r in reports.items():
+        skipped = sum(r.no_label.values())
+        out.print(
+            f"{variant}: {r.signals} matured signals, {r.outcomes} outcomes, {r.updates} memory "
+            f"updates, {r.uncited} uncited, {skipped} without a label"
+        )
+
+
+@impact.command("backtest")
+@click.option("--from", "start", required=True, help="First prediction date.")
+@click.option("--to", "end", required=True, help="Last prediction date (inclusive).")
+@click.option("--variant", "variants", default=DEFAULT_VARIANTS, show_default=True)
+@click.option("--proxy", default="QQQ", show_default=True, help="Market proxy ticker.")
+@click.option("--report", type=click.Path(path_type=Path), help="Write a Markdown report here.")
+@store_option
+@click.pass_context
+def backtest_command(
+    ctx: click.Context,
+    start: str,
+    end: str,
+    variants: str,
+    proxy: str,
+    report: Path | None,
+    store: str | None,
+) -> None:
+    """Metrics of paper 000 §4 and the §4.4 portfolio for stored predictions."""
+    from finkg.evaluation.report import event_table, impact_report, portfolio_table
+    from finkg.retrieval.embed import open_embedder
+    from finkg.retrieval.live import LiveVectors
+    from finkg.tasks.impact.job import backtest_job
+
+    test = _span(start, end, "--from/--to")
+    png = report.with_suffix(".png") if report else None
+    settings = _settings(ctx)
+    with _open(ctx, store, read_only=True) as s:
+        vectors = LiveVectors(s, open_embedder(settings.embedder, threads=settings.threads))
+        results, benchmarks = backtest_job(
+            s,
+            test=test,
+            variants=_variants(variants),
+            proxy=proxy,
+            png=png,
+            vectors=vectors,
+            near_duplicate=ImpactConfig().pool.near_duplicate,
+        )
+    for line in event_table(results):
+        out.print(line, highlight=False)
+    out.print()
+    perfs = [r.portfolio for r in results if r.portfolio is not None]
+    for line in portfolio_table([*perfs, *benchmarks]):
+        out.print(line, highlight=False)
+    if report:
+        report.write_text(
+            impact_report(
+                title="Event-impact backtest",
+                setup=[
+                    f"Predictions {test.first_day} to {test.last_day}; proxy {proxy}; "
+                    f"variants {variants}."
+                ],
+                results=results,
+                benchmarks=benchmarks,
+                png=png.name if png else None,
+            )
+        )
+        out.print(f"report: {report}")

@@ -1,0 +1,219 @@
+"""`finkg init`, `validate`, `stats`, `index`, `audit` and `serve`: setting up, checking,
+indexing, tracing and serving a store."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+from pyoxigraph import NamedNode
+from rich.table import Table
+
+from finkg.cli.support import _open, _progress, _settings, err, out, store_option
+
+
+@click.command()
+@store_option
+@click.pass_context
+def init(ctx: click.Context, store: str | None) -> None:
+    """Create a store (or refresh its ontology graph)."""
+    from finkg.kg.setup import init_store
+
+    with _open(ctx, store) as s:
+        commit = init_store(s)
+        state = "ontology graph written" if commit else "already current"
+        out.print(f"store {s.location}: {state}; generation {s.generation()}")
+
+
+@click.command()
+@click.option(
+    "--file",
+    "files",
+    multiple=True,
+    type=click.Path(path_type=Path),
+    help="Validate RDF files instead of the store (repeatable).",
+)
+@click.option("--graph", "graphs_", multiple=True, metavar="NAME", help="Only these graphs.")
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@click.option(
+    "--engine",
+    default="sparql",
+    show_default=True,
+    type=click.Choice(["sparql", "pyshacl"]),
+    help="sparql: the shapes compiled to SPARQL on Oxigraph; pyshacl: the reference.",
+)
+@store_option
+@click.pass_context
+def validate(
+    ctx: click.Context,
+    files: tuple[Path, ...],
+    graphs_: tuple[str, ...],
+    as_json: bool,
+    engine: str,
+    store: str | None,
+) -> None:
+    """Check data against finkg's SHACL shapes.
+
+    Exit code 0: conforms; 1: violations (listed with focus node, path and message);
+    2: the data could not be read.
+    """
+    from finkg.shapes.validate import validate_quads, validate_store
+
+    if files:
+        from finkg.kg.graphs import Graphs
+        from finkg.kg.rdf_files import read_rdf
+
+        graphs = Graphs(_settings(ctx).base_iri)
+        # Shapes ignore graph names: a file's plain triples are checked as they are.
+        unnamed = NamedNode(graphs.prefix + "file")
+        report = validate_quads(
+            (q for p in files for q in read_rdf(p, graphs=graphs, graph=unnamed)), engine=engine
+        )
+    else:
+        with _open(ctx, store, read_only=True) as s:
+            chosen = [s.graphs.parse(g) for g in graphs_] or None
+            report = validate_store(s, chosen, engine=engine)
+    if as_json:
+        sys.stdout.write(
+            json.dumps(
+                {
+                    "conforms": report.conforms,
+                    "triples": report.triples,
+                    "violations": [v.__dict__ for v in report.violations],
+                },
+                indent=2,
+            )
+            + "\n"
+        )
+    else:
+        out.print(report.text(), highlight=False, markup=False)
+    ctx.exit(0 if report.conforms else 1)
+
+
+@click.command()
+@click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
+@store_option
+@click.pass_context
+def stats(ctx: click.Context, as_json: bool, store: str | None) -> None:
+    """Triples per named graph and instances per class."""
+    from finkg.kg.stats import store_stats
+
+    with _open(ctx, store, read_only=True) as s:
+        st = store_stats(s)
+    if as_json:
+        sys.stdout.write(st.model_dump_json(indent=2) + "\n")
+        return
+    out.print(f"store {st.location}: {st.triples} triples, generation {st.generation}")
+    table = Table("graph", "triples")
+    for g in st.graphs:
+        table.add_row(g.name or g.graph, str(g.triples))
+    out.print(table)
+    table = Table("graph", "class", "instances")
+    for c in st.classes:
+        table.add_row(c.name or c.graph, _curie(c.class_iri), str(c.instances))
+    out.print(table)
+
+
+@click.command(name="index")
+@click.option(
+    "--classes",
+    metavar="NAMES",
+    help="Evidence classes to index: comma-separated fkg: names or IRIs "
+    "[default: NewsArticle,FilingPassage,DocumentChunk].",
+)
+@click.option("--no-vectors", is_flag=True, help="Refresh only the BM25 text index.")
+@store_option
+@click.pass_context
+def index_command(
+    ctx: click.Context, classes: str | None, no_vectors: bool, store: str | None
+) -> None:
+    """Build or refresh the text (BM25) and vector indexes over evidence text.
+
+    Incremental: only new or changed nodes are tokenized and embedded (with the packaged
+    MiniLM), removed ones are dropped, and each index is saved atomically. The indexes live
+    beside an on-disk store (STORE.indexes/), or under $FINKG_HOME/cache/indexes/ for a
+    remote endpoint.
+    """
+    from finkg.retrieval.indexes import parse_classes, refresh_indexes
+
+    settings = _settings(ctx)
+    chosen = parse_classes(classes)
+    with _open(ctx, store, read_only=True) as s, _progress() as bar:
+        task = bar.add_task("index", total=None)
+        reports = refresh_indexes(
+            s,
+            settings,
+            classes=chosen,
+            vectors=not no_vectors,
+            progress=lambda stage, done, total: bar.update(
+                task, description=stage, completed=done, total=total
+            ),
+        )
+        generation = s.generation()
+    out.print(f"indexes of {s.location} (generation {generation}): {reports.directory}")
+    out.print(_refresh_line("text", reports.text, reports.text_nodes), highlight=False)
+    if reports.vectors is not None:
+        name = f"vectors ({reports.model_id})"
+        out.print(_refresh_line(name, reports.vectors, reports.vector_nodes), highlight=False)
+
+
+def _refresh_line(name: str, r: Any, nodes: int | None) -> str:
+    return (
+        f"{name}: {r.added} added, {r.changed} changed, {r.removed} removed, "
+        f"{r.unchanged} unchanged in {r.seconds:.1f} s; {nodes} nodes"
+    )
+
+
+def _curie(iri: str) -> str:
+    from finkg.ontology.terms import PREFIXES
+
+    for prefix, ns in PREFIXES.items():
+        if iri.startswith(ns):
+            return f"{prefix}:{iri[len(ns) :]}"
+    return iri
+
+
+@click.command()
+@click.argument("iri")
+@store_option
+@click.pass_context
+def audit(ctx: click.Context, iri: str, store: str | None) -> None:
+    """Trace a node's provenance: what it was derived from, generated by, used and cited,
+    down to source documents (hash, offsets) and the commit that wrote them."""
+    from finkg.kg.audit import trace
+
+    with _open(ctx, store, read_only=True) as s:
+        hops = trace(s, iri)
+    for hop in hops:
+        out.print(f"[bold]{hop.depth * '  '}{hop.iri}[/]")
+        for p, o in hop.statements:
+            out.print(f"{hop.depth * '  '}  {_curie(p)}: {o}", highlight=False)
+
+
+@click.command()
+@click.option(
+    "--bind",
+    "bind_addr",
+    default="127.0.0.1:7878",
+    show_default=True,
+    help="Host and port to listen on.",
+)
+@click.option("--read-write", is_flag=True, help="Accept SPARQL updates and Graph Store writes.")
+@store_option
+@click.pass_context
+def serve(ctx: click.Context, bind_addr: str, read_write: bool, store: str | None) -> None:
+    """Serve a store as a SPARQL 1.1 endpoint (the Oxigraph server); read-only by default.
+
+    Query it at http://HOST:PORT/query, or point finkg at it: --store http://HOST:PORT
+    """
+    from finkg.kg.serve import serve_store
+
+    location = store or _settings(ctx).store_location
+    err.print(
+        f"serving {location} at http://{bind_addr}/query "
+        f"({'read-write' if read_write else 'read-only'}); Ctrl-C stops"
+    )
+    ctx.exit(serve_store(Path(location), bind=bind_addr, read_write=read_write))

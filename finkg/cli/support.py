@@ -1,0 +1,103 @@
+"""What every finkg command shares: consoles, error reporting, settings, the store option."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+import click
+from rich.console import Console
+from rich.text import Text
+
+from finkg.config import Settings
+from finkg.errors import FinkgError, InputError, TimestampError
+from finkg.kg.ingest.common import zone
+from finkg.kg.store import BaseStore, open_store
+
+out = Console(soft_wrap=True)
+err = Console(stderr=True, soft_wrap=True)
+
+
+class FinkgClickError(click.ClickException):
+    """A FinkgError at the CLI boundary, keeping its exit code."""
+
+    def __init__(self, error: FinkgError) -> None:
+        super().__init__(str(error))
+        self.exit_code = error.exit_code
+
+    def show(self, file: Any = None) -> None:
+        err.print(Text.assemble(("error: ", "bold red"), self.message), highlight=False)
+
+
+class FinkgGroup(click.Group):
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except FinkgError as e:
+            raise FinkgClickError(e) from e
+
+
+def _settings(ctx: click.Context) -> Settings:
+    return ctx.find_object(Settings) or Settings.from_env()
+
+
+def _open(ctx: click.Context, store: str | None, *, read_only: bool = False) -> BaseStore:
+    settings = _settings(ctx)
+    return open_store(store or settings.store_location, settings=settings, read_only=read_only)
+
+
+store_option = click.option(
+    "--store",
+    "store",
+    metavar="LOCATION",
+    help="Store directory or http(s):// SPARQL endpoint [default: $FINKG_STORE or ~/.finkg/store].",
+)
+
+
+def _progress() -> Any:
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    return Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=err,
+        transient=True,
+    )
+
+
+def _reporter(bar: Any) -> Any:
+    """A progress callback (stage, done, total) that keeps one bar per stage."""
+    tasks: dict[str, int] = {}
+
+    def progress(stage: str, done: int, total: int) -> None:
+        if stage not in tasks:
+            tasks[stage] = bar.add_task(stage, total=total or None)
+        bar.update(tasks[stage], completed=done, total=total or None)
+
+    return progress
+
+
+def parse_instant(text: str, tz: str, *, field: str) -> dt.datetime:
+    """A date (its first instant in `tz`) or a zoned instant; a naive time is refused."""
+    text = text.strip()
+    try:
+        if len(text) == 10:
+            return dt.datetime.combine(dt.date.fromisoformat(text), dt.time(), zone(tz))
+        value = dt.datetime.fromisoformat(text)
+    except ValueError:
+        raise InputError(
+            "not a date or an instant",
+            field=field,
+            value=text,
+            hint="give YYYY-MM-DD or a zoned instant such as 2020-06-01T00:00+03:00",
+        ) from None
+    if value.tzinfo is None:
+        raise TimestampError(
+            "a time of day needs a zone",
+            field=field,
+            value=text,
+            hint="add an offset (2020-06-01T09:00+03:00) or give the date alone",
+        )
+    return value

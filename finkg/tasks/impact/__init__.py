@@ -1,0 +1,16 @@
+"""The event-impact job (paper 000): news anchors in, 1D/3D/5D predictions, feedback and a
+backtest out.
+
+Entry points (what `finkg impact run` / `feedback` / `backtest` and `finkg demo --impact`
+call):
+
+- `job.run_job`, `job.feedback_job`, `job.backtest_job` (§4: variants, validation weights,
+  metrics, the portfolio);
+- `predict.predict` (one anchor, one checked prediction) and `ImpactConfig`;
+- `prequential.run_prequential` / `run_together` (§4.1: predictions and feedback in time
+  order);
+- `demo.demo_impact` (the job on the demo world).
+
+Modules: `anchors` (§3.1, §3.3), `predict` (§3.2-3.3), `feedback` (§3.4-3.5), `labels`
+(§3.4), `prequential`, `job`, `demo`. Nothing here imports another job's folder.
+"""

@@ -1,0 +1,391 @@
+"""The event-impact job end to end (paper 000 §4): variants, validation weights, runs, backtest.
+
+- Variants name the memory a run reads: `static` (none), `cited` (the method),
+  `selected-evidence`, `shuffled-event-types`, `shuffled-labels` (seed 0), or
+  `shuffled-labels:3` for another seed. Each has its own memory node, so all of them can
+  run over one store.
+- Class weights w_y = 1 / (3 pi_y) and the shuffled-label draw come from the residual labels
+  of the validation period's anchors, per horizon, fixed before the test run.
+- `backtest` reads a variant's stored predictions, labels each (anchor, horizon) from the
+  store's prices, and computes the §4 metrics and the §4.4 portfolio.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from finkg import queries
+from finkg.config import Settings
+from finkg.errors import InputError
+from finkg.evaluation.audit import ContextUse, audit
+from finkg.evaluation.backtest import DayScore, Performance, portfolio, returns_panel
+from finkg.evaluation.labels import NoLabel, PriceTable, residual_label
+from finkg.evaluation.metrics import (
+    Scored,
+    VariantResult,
+    citation_rate,
+    macro_f1,
+    non_neutral_f1,
+    rank_ic,
+)
+from finkg.kg.calendar import MarketCalendar
+from finkg.kg.iri import readable_keys
+from finkg.kg.store import BaseStore
+from finkg.queries.results import python_value
+from finkg.reader.llm import LLM
+from finkg.reader.read import OutputCache
+from finkg.retrieval.memory import HORIZONS, VARIANTS, SourceMemory, class_weights, label_mix
+from finkg.retrieval.memory import source_memory as memory_named
+from finkg.retrieval.pools import TextSource, VectorSource
+from finkg.tasks.impact.anchors import Anchor, anchors
+from finkg.tasks.impact.feedback import FeedbackReport, feedback
+from finkg.tasks.impact.labels import load_prices, residual_labels
+from finkg.tasks.impact.predict import ImpactConfig
+from finkg.tasks.impact.prequential import RunSummary, run_together
+
+STATIC = "static"
+
+
+def memory_of(store: BaseStore, variant: str) -> SourceMemory | None:
+    """The memory a variant reads (`shuffled-labels:3` is the shuffled-label memory, seed 3)."""
+    if variant == STATIC:
+        return None
+    kind, _, seed = variant.partition(":")
+    if kind not in VARIANTS or (seed and not seed.isdigit()):
+        raise InputError(
+            "unknown variant",
+            field="variant",
+            value=variant,
+            hint="use static, " + ", ".join(VARIANTS) + ", or shuffled-labels:SEED",
+        )
+    return memory_named(store, variant.replace(":", "-"), variant=kind, seed=int(seed or 0))
+
+
+@dataclass(frozen=True)
+class Validation:
+    weights: dict[int, dict[int, float]]
+    mix: dict[int, dict[int, float]]
+    labels: int  # labelled anchor-horizon pairs behind them
+    anchors: tuple[Anchor, ...] = ()  # the validation period's anchors
+
+
+def validation(
+    store: BaseStore,
+    *,
+    start: dt.datetime,
+    end: dt.datetime,
+    calendar: MarketCalendar,
+    proxy: str,
+) -> Validation:
+    """Class weights and label mix per horizon from the validation period's anchors."""
+    found = anchors(store, start=start, end=end, calendar=calendar)
+    if not found:
+        raise InputError(
+            "no news anchors in the validation period",
+            field="validation",
+            value=f"{start.isoformat()}..{end.isoformat()}",
+            hint="choose a period the store holds news for",
+        )
+    by_h = residual_labels(store, found, proxy=proxy, calendar=calendar)
+    if not any(by_h.values()):
+        raise InputError(
+            "no validation anchor could be labelled (too little price history)",
+            field="validation",
+            value=f"{start.isoformat()}..{end.isoformat()}",
+            hint="ingest prices from at least six months before the period",
+        )
+    return Validation(
+        {h: class_weights(v) for h, v in by_h.items()},
+        {h: label_mix(v) for h, v in by_h.items()},
+        sum(len(v) for v in by_h.values()),
+        tuple(found),
+    )
+
+
+def run_variants(
+    store: BaseStore,
+    *,
+    start: dt.datetime,
+    end: dt.datetime,
+    variants: Sequence[str],
+    validated: Validation,
+    llm: LLM,
+    texts: TextSource,
+    vectors: VectorSource,
+    calendar: MarketCalendar,
+    config: ImpactConfig,
+    cache: OutputCache | None = None,
+    progress: Callable[[str, int, int], None] | None = None,
+) -> dict[str, RunSummary]:
+    """Every variant over the anchors of [start, end), in one time-ordered pass
+    (`prequential.run_together`)."""
+    found = anchors(store, start=start, end=end, calendar=calendar)
+    prices = load_prices(store, found, proxy=config.proxy, calendar=calendar)
+    stage = f"anchors x {len(variants)} variants"
+    return run_together(
+        store,
+        found,
+        {v: memory_of(store, v) for v in variants},
+        llm=llm,
+        texts=texts,
+        vectors=vectors,
+        calendar=calendar,
+        weights=validated.weights,
+        mix=validated.mix,
+        config=config,
+        cache=cache,
+        prices=prices,
+        keep_results=False,
+        progress=None if progress is None else lambda i, n: progress(stage, i, n),
+    )
+
+
+def evaluate(
+    store: BaseStore,
+    variant: str,
+    *,
+    first_day: dt.date,
+    last_day: dt.date,
+    calendar: MarketCalendar,
+    proxy: str,
+    prices: PriceTable,
+    vectors: VectorSource,
+    near_duplicate: float = 0.9,
+    k: int = 10,
+) -> VariantResult:
+    """§4 metrics, the validity audit of the context read, and the §4.4 portfolio of one
+    variant's stored predictions."""
+    memory = memory_of(store, variant)
+    values: dict[str, object] = {"firstDay": first_day, "lastDay": last_day}
+    if memory is not None:
+        values["memory"] = memory.iri
+    rows = list(queries.run(store, "impact_predictions", values))  # type: ignore[arg-type]
+    scored, cited, scores = [], {}, {}
+    for r in rows:
+        keys = readable_keys("company", r["company"], base=store.graphs.base)  # type: ignore[arg-type]
+        if keys is None:
+            continue
+        day, h, value = (
+            dt.date.fromisoformat(r["day"].value),
+            int(r["horizon"].value),
+            int(r["value"].value),
+        )  # type: ignore[union-attr]
+        cited.setdefault(r["prediction"], 0)
+        cited[r["prediction"]] += int(r["cited"].value)  # type: ignore[union-attr]
+        label = residual_label(prices, keys[0], proxy, day, h, calendar=calendar)
+        if h == 3:
+            static = float(r["static"].value) if r["static"] is not None else 0.0  # type: ignore[union-attr]
+            scores.setdefault((keys[0], day), []).append((value, static))
+        if isinstance(label, NoLabel):
+            continue
+        scored.append(Scored(keys[0], day, h, value, label.label, label.z))
+    day_scores = [
+        DayScore(t, d, sum(v for v, _ in g) / len(g), sum(s for _, s in g) / len(g))
+        for (t, d), g in scores.items()
+    ]
+    sessions = _held_sessions(calendar, first_day, last_day)
+    tickers = sorted({t for t, _ in scores})
+    closes = {t: prices.series[t] for t in tickers if t in prices.series}
+    perf = (
+        portfolio(variant, day_scores, returns_panel(closes, sessions), k=k)
+        if closes and sessions
+        else None
+    )
+    return VariantResult(
+        variant=variant,
+        predictions=len(cited),
+        labelled=len(scored),
+        macro_f1={h: macro_f1(scored, h) for h in HORIZONS},
+        macro_f1_all=sum(macro_f1(scored, h) for h in HORIZONS) / len(HORIZONS),
+        non_neutral_f1=non_neutral_f1(scored),
+        rank_ic=rank_ic(scored),
+        citation_rate=citation_rate(cited.values()),
+        portfolio=perf,
+        audit=audit(_context_uses(store, values), vectors.vectors, threshold=near_duplicate),
+    )
+
+
+def _held_sessions(calendar: MarketCalendar, first: dt.date, last: dt.date) -> list[dt.date]:
+    """The sessions from `first` to three after `last` (the longest sleeve holds 3 days);
+    `last` may be a weekend or holiday (a span ending at a Monday midnight)."""
+    last = last if calendar.is_session(last) else calendar.previous_session(last)
+    return calendar.sessions(first, calendar.session_offset(last, 3))
+
+
+def _context_uses(store: BaseStore, values: dict[str, object]) -> list[ContextUse]:
+    rows = queries.run(store, "impact_context", values)
+    return [
+        ContextUse(
+            r["prediction"],  # type: ignore[arg-type]
+            r["news"],  # type: ignore[arg-type]
+            python_value(r["decision"]),
+            r["evidence"],  # type: ignore[arg-type]
+            None if r["available"] is None else python_value(r["available"]),
+        )
+        for r in rows  # type: ignore[union-attr]
+    ]
+
+
+# -- one call per command -----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Span:
+    start: dt.datetime
+    end: dt.datetime  # exclusive
+
+    @property
+    def first_day(self) -> dt.date:
+        return self.start.date()
+
+    @property
+    def last_day(self) -> dt.date:
+        return (self.end - dt.timedelta(microseconds=1)).date()
+
+
+def _validated(
+    store: BaseStore, variants: Sequence[str], span: Span, proxy: str
+) -> tuple[MarketCalendar, Validation]:
+    """The calendar and the validation period's weights, after refusing an unknown variant
+    (before any work)."""
+    from finkg.kg.calendar import get_calendar
+
+    for v in variants:
+        memory_of(store, v)
+    calendar = get_calendar()
+    found = validation(store, start=span.start, end=span.end, calendar=calendar, proxy=proxy)
+    return calendar, found
+
+
+def run_job(
+    store: BaseStore,
+    settings: Settings,
+    *,
+    test: Span,
+    validation_span: Span,
+    variants: Sequence[str],
+    config: ImpactConfig,
+    llm: LLM | None = None,
+    progress: Callable[[str, int, int], None] | None = None,
+) -> tuple[Validation, dict[str, RunSummary]]:
+    """`finkg impact run`: indexes refreshed, weights from validation, variants run."""
+    from finkg.reader.backends import open_reader
+    from finkg.retrieval.indexes import open_indexes
+
+    calendar, validated = _validated(store, variants, validation_span, config.proxy)
+    texts, vectors, _ = open_indexes(
+        store,
+        settings,
+        progress=None if progress is None else lambda stage, i, n: progress(stage, i, n or 0),
+    )
+    llm = llm or open_reader(settings)
+    cache = OutputCache(settings.cache_dir / "replies.sqlite")
+    runs = run_variants(
+        store,
+        start=test.start,
+        end=test.end,
+        variants=variants,
+        validated=validated,
+        llm=llm,
+        texts=texts,
+        vectors=vectors,  # type: ignore[arg-type]
+        calendar=calendar,
+        config=config,
+        cache=cache,
+        progress=progress,
+    )
+    return validated, runs
+
+
+def backtest_job(
+    store: BaseStore,
+    *,
+    test: Span,
+    variants: Sequence[str],
+    proxy: str,
+    png: Path | None,
+    vectors: VectorSource,
+    near_duplicate: float = 0.9,
+) -> tuple[list[VariantResult], list[Performance]]:
+    """`finkg impact backtest`: each variant's metrics, audit and portfolio, and the
+    benchmarks. `vectors` embeds anchors and passages for the near-duplicate audit (the
+    embedder the runs retrieved with)."""
+    from finkg.evaluation.backtest import equal_weight, equity_png
+    from finkg.evaluation.backtest import proxy as proxy_performance
+    from finkg.kg.calendar import get_calendar
+
+    for v in variants:
+        memory_of(store, v)  # refuse an unknown variant before any work
+    calendar = get_calendar()
+    found = anchors(store, start=test.start, end=test.end, calendar=calendar)
+    if not found:
+        raise InputError(
+            "no news anchors in the test period",
+            field="--from/--to",
+            value=f"{test.first_day}..{test.last_day}",
+        )
+    prices = load_prices(store, found, proxy=proxy, calendar=calendar)
+    results = [
+        evaluate(
+            store,
+            v,
+            first_day=test.first_day,
+            last_day=test.last_day,
+            calendar=calendar,
+            proxy=proxy,
+            prices=prices,
+            vectors=vectors,
+            near_duplicate=near_duplicate,
+        )
+        for v in variants
+    ]
+    sessions = _held_sessions(calendar, test.first_day, test.last_day)
+    universe = sorted({a.ticker for a in found})
+    closes = {t: prices.series[t] for t in universe if t in prices.series}
+    panel = returns_panel(closes, sessions)
+    market = returns_panel({proxy: prices.series[proxy]}, sessions)[proxy]
+    benchmarks = [proxy_performance(proxy, market), equal_weight("equal-weight universe", panel)]
+    if png is not None:
+        equity_png(str(png), [*(r.portfolio for r in results if r.portfolio), *benchmarks])
+    return results, benchmarks
+
+
+def feedback_job(
+    store: BaseStore,
+    *,
+    as_of: dt.datetime,
+    since: dt.date,
+    variants: Sequence[str],
+    validation_span: Span,
+    proxy: str,
+) -> dict[str, FeedbackReport]:
+    """`finkg impact feedback`: outcomes and memory updates for every memory variant's
+    predictions made since `since` whose horizons matured by `as_of`."""
+    calendar, validated = _validated(store, variants, validation_span, proxy)
+    found = anchors(
+        store,
+        start=dt.datetime.combine(since, dt.time(0), as_of.tzinfo),
+        end=as_of,
+        calendar=calendar,
+    )
+    prices = load_prices(store, found, proxy=proxy, calendar=calendar)
+    out = {}
+    for variant in variants:
+        memory = memory_of(store, variant)
+        if memory is None:
+            continue  # static retrieval keeps no memory
+        out[variant] = feedback(
+            store,
+            memory,
+            as_of=as_of,
+            first_day=since,
+            prices=prices,
+            calendar=calendar,
+            proxy=proxy,
+            weights=validated.weights,
+            mix=validated.mix,
+        )
+    return out

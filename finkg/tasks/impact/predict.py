@@ -1,0 +1,280 @@
+"""Event-impact predictions (paper 000): one anchor in, one checked prediction out, as RDF.
+
+For an anchor: the point-in-time pool (M0 candidates, `retrieval.pools`), the source
+memory as of the decision time (`retrieval.memory`, none for the static variant), the
+shared top-M by mean memory-adjusted score, the market-context card from bars up to the
+session before P, and the frozen reader (prompt `impact`, JSON schema narrowed to the
+given ids). The prediction, its horizon signals and citations, the anchor, and the run
+(model, prompt hash, parameters, the memory it read, every used item with rank and score)
+are validated against the output shapes and written in one commit.
+
+A variant is the memory a run reads: `None` (static retrieval) or a `SourceMemory` (cited
+evidence, or one of the validity checks). Predictions are keyed by (variant, anchor,
+model), so variants and models live side by side and rerunning adds nothing.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+from dataclasses import dataclass
+
+from pyoxigraph import NamedNode, Quad
+
+from finkg.errors import InputError
+from finkg.kg.derive.cards import market_card
+from finkg.kg.iri import mint
+from finkg.kg.outputs import RunRecord, Used, run_iri, write_output
+from finkg.kg.store import BaseStore
+from finkg.ontology.terms import FKG, PROV
+from finkg.reader.llm import LLM
+from finkg.reader.read import OutputCache, ReadResult, prompt, read
+from finkg.reader.schemas import ImpactCompact, ImpactPrediction
+from finkg.retrieval.live import node_texts
+from finkg.retrieval.memory import (
+    MemoryParams,
+    MemoryTimeline,
+    Ranked,
+    SourceMemory,
+    memory_counts,
+    memory_node_quads,
+    rerank,
+)
+from finkg.retrieval.pools import Pool, PoolSpec, TextSource, VectorSource, build_pool
+from finkg.tasks.impact.anchors import Anchor
+from finkg.tasks.records import impact_quads
+
+# the reply forms: the prompt template and the output contract each asks for
+REPLIES: dict[str, tuple[str, type[ImpactPrediction] | type[ImpactCompact]]] = {
+    "full": ("impact", ImpactPrediction),
+    "compact": ("impact_compact", ImpactCompact),
+}
+SHORT = {FKG.News: ("N", "News"), FKG.SecFiling: ("F", "SEC Filing")}
+OTHER_FAMILY = ("D", "Document")
+
+
+@dataclass(frozen=True, kw_only=True)
+class ImpactConfig:
+    pool: PoolSpec = dataclasses.field(default_factory=PoolSpec)
+    memory: MemoryParams = dataclasses.field(default_factory=MemoryParams)
+    proxy: str = "QQQ"
+    snippet_chars: int = 600
+    max_tokens: int = 768
+    reply: str = "full"  # or "compact": signals and one citation list, no prose (REPLIES)
+
+    def __post_init__(self) -> None:
+        if self.snippet_chars < 50:
+            raise InputError("must be at least 50", field="snippet_chars", value=self.snippet_chars)
+        if self.reply not in REPLIES:
+            raise InputError(
+                "unknown reply form", field="reply", value=self.reply, hint="use full or compact"
+            )
+        if not self.proxy:
+            raise InputError("a market proxy ticker is needed", field="proxy", value=self.proxy)
+
+    def parameters(self, memory: SourceMemory | None) -> dict[str, object]:
+        return {
+            "M0": self.pool.size,
+            "peer_share": self.pool.peer_share,
+            "families": [f.value.rsplit("#", 1)[1] for f in self.pool.families],
+            "lookback_days": self.pool.lookback_days,
+            "near_duplicate": self.pool.near_duplicate,
+            "fusion": self.pool.fusion,
+            "M": self.memory.top,
+            "kappa": self.memory.kappa,
+            "delta": self.memory.delta,
+            "lambda": self.memory.lam,
+            "memory": memory.name if memory else None,
+            "variant": memory.variant if memory else "static",
+            "proxy": self.proxy,
+            "snippet_chars": self.snippet_chars,
+            "reply": self.reply,
+        }
+
+
+@dataclass(frozen=True)
+class Retrieved:
+    pool: Pool
+    context: tuple[Ranked, ...]  # the top-M the reader sees, best first
+    memory_updates_seen: int
+
+
+@dataclass(frozen=True)
+class AnchorInputs:
+    """What every variant of one anchor reads alike: the pool (the memory only reorders it)
+    and the market card. Variants run together build them once (`prequential`)."""
+
+    pool: Pool
+    card: str  # the market card's text
+
+
+def anchor_inputs(
+    store: BaseStore,
+    anchor: Anchor,
+    *,
+    texts: TextSource,
+    vectors: VectorSource,
+    config: ImpactConfig,
+) -> AnchorInputs:
+    pool = build_pool(
+        store,
+        anchor=anchor.news,
+        company=anchor.company,
+        decision_time=anchor.decision_time,
+        query=anchor.headline,
+        texts=texts,
+        vectors=vectors,
+        spec=config.pool,
+    )
+    card = market_card(store, anchor.ticker, anchor.card_last_session, proxy=config.proxy)
+    return AnchorInputs(pool, card.text())
+
+
+@dataclass(frozen=True)
+class ImpactResult:
+    anchor: Anchor
+    retrieved: Retrieved
+    read: ReadResult
+    prediction: NamedNode | None  # None when the reply never matched the schema
+    ids: dict[str, NamedNode]  # the reader's short ids
+
+
+def retrieve(
+    store: BaseStore,
+    anchor: Anchor,
+    *,
+    pool: Pool,
+    memory: SourceMemory | None,
+    config: ImpactConfig,
+    timeline: MemoryTimeline | None = None,
+) -> Retrieved:
+    """The top-M of `pool` under `memory` as of the anchor's decision time."""
+    if memory is None:
+        counts = {}
+    elif timeline is not None:
+        counts = timeline.counts(anchor.decision_time)
+    else:
+        counts = memory_counts(store, memory, anchor.decision_time)
+    params = config.memory if memory else dataclasses.replace(config.memory, lam=0.0)
+    ranked = rerank(pool.candidates, event_type=anchor.event_type, counts=counts, params=params)
+    seen = sum(c.updates for c in counts.values())
+    return Retrieved(pool, tuple(ranked[: config.memory.top]), seen)
+
+
+def evidence_block(
+    store: BaseStore, context: tuple[Ranked, ...], snippet_chars: int
+) -> tuple[str, dict[str, NamedNode]]:
+    """`N1 [News, 2020-04-29]: text...` lines and the id of each item."""
+    texts = node_texts(store, [r.candidate.evidence for r in context])
+    lines, ids, counter = [], {}, {}
+    for r in context:
+        c = r.candidate
+        letter, label = SHORT.get(c.family, OTHER_FAMILY)
+        counter[letter] = counter.get(letter, 0) + 1
+        short = f"{letter}{counter[letter]}"
+        ids[short] = c.evidence
+        body = " ".join(texts[c.evidence].split())
+        if len(body) > snippet_chars:
+            body = body[: snippet_chars - 3].rsplit(" ", 1)[0] + "..."
+        lines.append(f"{short} [{label}, {c.available_at.date().isoformat()}]: {body}")
+    return "\n".join(lines) or "(no eligible evidence)", ids
+
+
+def prompt_values(
+    store: BaseStore,
+    anchor: Anchor,
+    context: tuple[Ranked, ...],
+    config: ImpactConfig,
+    card: str,
+) -> tuple[dict[str, object], dict[str, NamedNode]]:
+    """The impact template's values for one anchor, its context and its market card, and
+    the evidence ids the reader may cite."""
+    evidence, ids = evidence_block(store, context, config.snippet_chars)
+    values = {
+        "anchor_id": "A0",
+        "headline": anchor.headline,
+        "ticker": anchor.ticker,
+        "prediction_day": anchor.prediction_day.isoformat(),
+        "event_type": anchor.event_label,
+        "evidence": evidence,
+        "market_card": card,
+    }
+    return values, ids
+
+
+def predict(
+    store: BaseStore,
+    anchor: Anchor,
+    *,
+    llm: LLM,
+    texts: TextSource,
+    vectors: VectorSource,
+    memory: SourceMemory | None,
+    config: ImpactConfig | None = None,
+    cache: OutputCache | None = None,
+    timeline: MemoryTimeline | None = None,
+    inputs: AnchorInputs | None = None,
+) -> ImpactResult:
+    """Retrieve, read and write one anchor's prediction (module docstring); `inputs` are
+    the anchor's pool and card when the caller built them already."""
+    config = config or ImpactConfig()
+    started = dt.datetime.now(dt.UTC)
+    if inputs is None:
+        inputs = anchor_inputs(store, anchor, texts=texts, vectors=vectors, config=config)
+    retrieved = retrieve(
+        store, anchor, pool=inputs.pool, memory=memory, config=config, timeline=timeline
+    )
+    values, ids = prompt_values(store, anchor, retrieved.context, config, inputs.card)
+    template, contract = REPLIES[config.reply]
+    result = read(
+        llm,
+        prompt(template),
+        values,
+        contract,
+        allowed_ids=set(ids),
+        cache=cache,
+        max_tokens=config.max_tokens,
+    )
+    if result.output is None:
+        return ImpactResult(anchor, retrieved, result, None, ids)
+    if isinstance(result.output, ImpactCompact):
+        result.output = result.output.expanded(anchor.event_label)
+    variant = memory.name if memory else "static"
+    base = store.graphs.base
+    output = mint("impact", variant, anchor.news.value, llm.model_id, base=base)
+    run = run_iri(store, "impact", variant, anchor.news.value, result.prompt_hash)
+    record = RunRecord(
+        task="impact",
+        model_id=llm.model_id,
+        started=started,
+        ended=dt.datetime.now(dt.UTC),
+        prompt_hash=result.prompt_hash,
+        template_hash=result.prompt_sha256,
+        parameters=config.parameters(memory),
+        tokens_in=result.tokens_in,
+        tokens_out=result.tokens_out,
+        json_valid=result.json_valid,
+        invalid_citations=len(result.invalid_citations),
+        used=[
+            Used(r.candidate.evidence, rank, r.mean)
+            for rank, r in enumerate(retrieved.context, start=1)
+        ],
+    )
+    graph = store.graphs.outputs
+    quads = [
+        *anchor.quads(graph),
+        *impact_quads(
+            result.output,  # type: ignore[arg-type]
+            output=output,
+            anchor=anchor.iri,
+            run=run,
+            as_of=anchor.decision_time,
+            ids=ids,
+            graph=graph,
+        ),
+    ]
+    if memory is not None:
+        quads.append(Quad(run, PROV.used, memory.iri, graph))
+        quads += memory_node_quads(memory, store.graphs.memory)
+    write_output(store, record, quads, output=output, run=run, note=f"impact {variant}")
+    return ImpactResult(anchor, retrieved, result, output, ids)

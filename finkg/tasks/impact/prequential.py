@@ -1,0 +1,210 @@
+"""The prequential runner (paper 000 §4.1): predictions and feedback interleaved in time order.
+
+Anchors are taken in decision-time order. Before each decision, every signal whose label
+matured since the last feedback (a session close has passed) is fed back, so the memory a
+decision reads holds exactly the matured feedback of earlier predictions, as it would have
+live. The memory query itself also keeps only updates matured strictly before the decision,
+so the order of writes can never leak a label; the runner just makes the feedback exist in
+time. Class weights and the shuffled-label mix come from a validation period, fixed before
+the run.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from pyoxigraph import NamedNode
+
+from finkg.evaluation.labels import PriceTable
+from finkg.kg.calendar import MarketCalendar
+from finkg.kg.store import BaseStore
+from finkg.reader.llm import LLM
+from finkg.reader.read import OutputCache
+from finkg.retrieval.memory import MemoryTimeline, SourceMemory
+from finkg.retrieval.pools import TextSource, VectorSource
+from finkg.tasks.impact.anchors import Anchor
+from finkg.tasks.impact.feedback import FeedbackReport, feedback, signals
+from finkg.tasks.impact.labels import load_prices
+from finkg.tasks.impact.predict import ImpactConfig, ImpactResult, anchor_inputs, predict
+
+FEEDBACK_LOOKBACK_SESSIONS = 10  # signals older than this have all matured and been fed back
+
+
+@dataclass
+class RunSummary:
+    predictions: int = 0
+    json_invalid: int = 0
+    cached: int = 0  # reads answered by the exact output cache
+    reader_seconds: float = 0.0  # the reader's time on the reads it did
+    results: list[ImpactResult] = field(default_factory=list)
+    feedback: FeedbackReport = field(default_factory=FeedbackReport)
+
+
+def run_prequential(
+    store: BaseStore,
+    anchors: Sequence[Anchor],
+    *,
+    llm: LLM,
+    texts: TextSource,
+    vectors: VectorSource,
+    memory: SourceMemory | None,
+    calendar: MarketCalendar,
+    weights: Mapping[int, Mapping[int, float]],
+    mix: Mapping[int, Mapping[int, float]] | None = None,
+    config: ImpactConfig | None = None,
+    cache: OutputCache | None = None,
+    prices: PriceTable | None = None,
+    progress: Callable[[int, int], None] | None = None,
+    keep_results: bool = True,
+) -> RunSummary:
+    """Predict every anchor in decision-time order, feeding back matured labels as time passes."""
+    name = memory.name if memory is not None else "static"
+    return run_together(
+        store,
+        anchors,
+        {name: memory},
+        llm=llm,
+        texts=texts,
+        vectors=vectors,
+        calendar=calendar,
+        weights=weights,
+        mix=mix,
+        config=config,
+        cache=cache,
+        prices=prices,
+        progress=progress,
+        keep_results=keep_results,
+    )[name]
+
+
+@dataclass
+class _Variant:
+    memory: SourceMemory | None
+    timeline: MemoryTimeline | None
+    summary: RunSummary
+    done: set[tuple[NamedNode, int]] = field(default_factory=set)
+    made: dict[NamedNode, dt.date] = field(default_factory=dict)  # prediction -> its P
+
+    def pending(self, first_day: dt.date) -> list[NamedNode]:
+        """The predictions with P on or after `first_day`: the only ones that can still
+        need feedback (older ones are forgotten here)."""
+        self.made = {p: day for p, day in self.made.items() if day >= first_day}
+        return list(self.made)
+
+
+def run_together(
+    store: BaseStore,
+    anchors: Sequence[Anchor],
+    variants: Mapping[str, SourceMemory | None],
+    *,
+    llm: LLM,
+    texts: TextSource,
+    vectors: VectorSource,
+    calendar: MarketCalendar,
+    weights: Mapping[int, Mapping[int, float]],
+    mix: Mapping[int, Mapping[int, float]] | None = None,
+    config: ImpactConfig | None = None,
+    cache: OutputCache | None = None,
+    prices: PriceTable | None = None,
+    progress: Callable[[int, int], None] | None = None,
+    keep_results: bool = True,
+) -> dict[str, RunSummary]:
+    """Several variants over the same anchors, in one pass: anchor by anchor, each variant
+    fed back and then asked in turn. Each keeps its own memory, so each sees only its own
+    matured feedback, exactly as if run alone; together, the anchor's pool and card are built
+    once, the reads of one anchor follow each other, and a reader that keeps a shared prompt
+    opening (the anchor, its card) or an exact reply cache gets them cheaper."""
+    config = config or ImpactConfig()
+    ordered = sorted(anchors, key=lambda a: (a.decision_time, a.news.value))
+    states = {
+        name: _Variant(memory, MemoryTimeline(store, memory) if memory else None, RunSummary())
+        for name, memory in variants.items()
+    }
+    learning = [v for v in states.values() if v.memory is not None]
+    if learning and prices is None:
+        prices = load_prices(store, ordered, proxy=config.proxy, calendar=calendar)
+    if learning and ordered:
+        # predictions an earlier run left that can still mature during this one: from here
+        # on the runner names the predictions to feed back instead of searching the store
+        since = calendar.session_offset(ordered[0].prediction_day, -FEEDBACK_LOOKBACK_SESSIONS)
+        for state in learning:
+            for s in signals(
+                store,
+                state.memory,  # type: ignore[arg-type]
+                first_day=since,
+                last_day=ordered[-1].prediction_day,
+            ):
+                state.made[s.prediction] = s.prediction_day
+    last_feedback: dt.datetime | None = None
+    for i, anchor in enumerate(ordered):
+        if learning and _a_close_passed(calendar, last_feedback, anchor.decision_time):
+            first_day = calendar.session_offset(
+                anchor.prediction_day if last_feedback is not None else ordered[0].prediction_day,
+                -FEEDBACK_LOOKBACK_SESSIONS,
+            )
+            for state in learning:
+                report = feedback(
+                    store,
+                    state.memory,  # type: ignore[arg-type]
+                    as_of=anchor.decision_time,
+                    first_day=first_day,
+                    prices=prices,  # type: ignore[arg-type]
+                    calendar=calendar,
+                    proxy=config.proxy,
+                    weights=weights,
+                    mix=mix,
+                    skip=state.done,
+                    predictions=state.pending(first_day),
+                )
+                _merge(state.summary.feedback, report)
+                if report.outcomes:
+                    state.timeline.refresh()  # type: ignore[union-attr]
+            last_feedback = anchor.decision_time
+        inputs = anchor_inputs(store, anchor, texts=texts, vectors=vectors, config=config)
+        for state in states.values():
+            result = predict(
+                store,
+                anchor,
+                llm=llm,
+                texts=texts,
+                vectors=vectors,
+                memory=state.memory,
+                config=config,
+                cache=cache,
+                timeline=state.timeline,
+                inputs=inputs,
+            )
+            if result.prediction is not None:
+                state.made[result.prediction] = anchor.prediction_day
+            summary = state.summary
+            summary.predictions += result.prediction is not None
+            summary.json_invalid += result.prediction is None
+            summary.cached += result.read.cached
+            summary.reader_seconds += 0.0 if result.read.cached else result.read.seconds
+            if keep_results:
+                summary.results.append(result)
+        if progress is not None:
+            progress(i + 1, len(ordered))
+    return {name: state.summary for name, state in states.items()}
+
+
+def _a_close_passed(calendar: MarketCalendar, last: dt.datetime | None, now: dt.datetime) -> bool:
+    """Whether a session closed in (last, now]: only then can a new label have matured."""
+    if last is None:
+        return True
+    day = last.date()
+    if calendar.is_session(day) and last < calendar.session_close(day) <= now:
+        return True
+    nxt = calendar.next_session(day)
+    return calendar.session_close(nxt) <= now
+
+
+def _merge(total: FeedbackReport, part: FeedbackReport) -> None:
+    total.signals += part.signals
+    total.outcomes += part.outcomes
+    total.updates += part.updates
+    total.uncited += part.uncited
+    for reason, n in part.no_label.items():
+        total.no_label[reason] = total.no_label.get(reason, 0) + n

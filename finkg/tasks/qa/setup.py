@@ -1,0 +1,99 @@
+"""Opening what `QA` needs from a store and settings: the refreshed text and vector
+indexes, the embedder that built them, the reader, the reranker and the memory bank's
+matcher. The CLI and the benchmark both answer through here.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pyoxigraph import NamedNode
+
+from finkg import queries
+from finkg.config import Settings
+from finkg.errors import InputError
+from finkg.kg.iri import mint
+from finkg.kg.store import BaseStore
+from finkg.reader.llm import LLM
+from finkg.retrieval.bank import Matcher
+from finkg.retrieval.passages import PassageRetriever
+from finkg.retrieval.persist import Progress
+from finkg.retrieval.rerank import LLMReranker, Reranker
+from finkg.retrieval.trained import MANIFEST
+from finkg.tasks.qa.ask import QA, QAConfig
+
+RERANKERS = ("auto", "cross", "llm", "none")
+
+
+def resolve_company(store: BaseStore, ticker: str | None) -> NamedNode | None:
+    """The company node of a ticker the market graph holds; an unknown one is an error."""
+    if ticker is None:
+        return None
+    wanted = ticker.strip().upper()
+    known = sorted(r["ticker"].value for r in queries.run(store, "company_names"))  # type: ignore[union-attr]
+    if wanted not in known:
+        shown = ", ".join(known[:12]) + (" ..." if len(known) > 12 else "")
+        raise InputError(
+            "no company with this ticker in the store",
+            field="--company",
+            value=ticker,
+            hint=f"known tickers: {shown or 'none (ingest companies first)'}",
+        )
+    return mint("company", wanted, base=store.graphs.base)
+
+
+def open_reranker(name: str, settings: Settings, llm: LLM) -> Reranker | None:
+    if name not in RERANKERS:
+        raise InputError(
+            "unknown reranker", field="--rerank", value=name, hint=", ".join(RERANKERS)
+        )
+    if name == "none":
+        return None
+    if name == "llm":
+        return LLMReranker(llm)
+    from finkg.tasks.qa.rerank_train import default_model_dir, open_cross_encoder
+
+    # the company-adapted stage 2 when trained, else the general stage 1
+    for stage in (2, 1):
+        if (default_model_dir(settings, stage) / MANIFEST).exists():
+            return open_cross_encoder(settings, stage=stage)
+    if name == "auto":
+        return None
+    raise InputError(
+        "no trained cross-encoder",
+        field="--rerank",
+        value=name,
+        hint=f"train it with `finkg train-reranker` (into {default_model_dir(settings, 2)}), "
+        "or use --rerank llm or none",
+    )
+
+
+def open_qa(
+    store: BaseStore,
+    settings: Settings,
+    *,
+    rerank: str = "auto",
+    llm: LLM | None = None,
+    config: QAConfig | None = None,
+    progress: Progress | None = None,
+    directory: Path | None = None,
+) -> QA:
+    """A `QA` over `store`; indexes live in `directory` (default: beside the store)."""
+    from finkg.reader.backends import open_reader
+    from finkg.retrieval.embed import open_embedder
+    from finkg.retrieval.indexes import open_indexes
+
+    embedder = open_embedder(settings.embedder, threads=settings.threads)
+    text, vectors, _ = open_indexes(
+        store, settings, embedder=embedder, progress=progress, directory=directory
+    )
+    retriever = PassageRetriever(store, text=text, vectors=vectors, embedder=embedder)
+    llm = llm or open_reader(settings)
+    return QA(
+        store,
+        retriever,
+        llm,
+        reranker=open_reranker(rerank, settings, llm),
+        matcher=Matcher(embedder),
+        config=config or QAConfig(),
+    )

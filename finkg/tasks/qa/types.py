@@ -1,0 +1,94 @@
+"""What an answer is made of (papers 002 + 003): the configuration, the evidence blocks the
+reader sees, each sub-question with its route, and the whole `Asked` record. `ask` builds
+them and `output` writes them; both import them from here."""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass, field
+
+from pyoxigraph import NamedNode
+
+from finkg.errors import InputError
+from finkg.reader.read import ReadResult
+from finkg.reader.schemas import Answer
+from finkg.retrieval.decompose import SubQuestion
+from finkg.retrieval.passages import PATHS, Hit
+
+
+@dataclass(frozen=True, kw_only=True)
+class QAConfig:
+    """depth: passages each retrieval path keeps (paper 003: 100); pool: fused passages
+    the reranker sees; top: passages in the reader's context (paper 003: 5); bundle_k and
+    bundle_tau: chunk bundling (paper 002 eq. 2); block_chars: the most characters of one
+    evidence block shown to the reader (its 4,096-token window holds five); paths: the
+    retrieval paths fused. The default is BM25 + dense: on FinanceBench the extractive
+    metadata path (title, section heading, topics; `retrieval.passages`) lowered the
+    own-document MRR from 0.351 to 0.295 (benchmarks/reports/qa.md), so it is there to
+    choose, not on by default."""
+
+    paths: tuple[str, ...] = ("sparse", "dense")
+    depth: int = 100
+    pool: int = 20
+    top: int = 5
+    bundle_k: int = 1
+    bundle_tau: float = 0.75
+    block_chars: int = 1800
+    max_tokens: int = 700
+
+    def __post_init__(self) -> None:
+        if not self.paths or any(p not in PATHS for p in self.paths):
+            raise InputError(
+                f"paths are some of {', '.join(PATHS)}", field="paths", value=self.paths
+            )
+        for name in ("depth", "pool", "top", "block_chars", "max_tokens"):
+            if getattr(self, name) < 1:
+                raise InputError(f"{name} is 1 or more", field=name, value=getattr(self, name))
+        if self.top > self.pool:
+            raise InputError("top cannot exceed pool", field="top", value=self.top)
+
+    def parameters(self) -> dict[str, object]:
+        return {k: getattr(self, k) for k in self.__dataclass_fields__}
+
+
+@dataclass(frozen=True)
+class Block:
+    """One evidence block the reader sees: its `kind` (C a passage, B a bank entry, T a tool
+    result), `id` (C1, B1, T1), its text and what it points at."""
+
+    kind: str
+    id: str
+    text: str
+    node: NamedNode  # the passage, bank entry or tool node
+    cites: tuple[NamedNode, ...]  # stored evidence a citation of this block resolves to
+    rank: int = 0
+    score: float | None = None
+
+
+@dataclass
+class Part:
+    """A sub-question and what answered it."""
+
+    question: SubQuestion
+    route: str
+    blocks: list[Block] = field(default_factory=list)
+    answer: str | None = None  # bank or tool answer
+    hits: list[Hit] = field(default_factory=list)
+
+
+@dataclass
+class Asked:
+    question: str
+    as_of: dt.datetime
+    parts: list[Part]
+    blocks: list[Block]
+    output: Answer | None
+    read: ReadResult | None
+    scores: dict[str, float]
+    status: str
+    seconds: dict[str, float]
+    iri: NamedNode | None = None
+
+    @property
+    def summary(self) -> str:
+        return self.output.summary if self.output is not None else ""

@@ -1,0 +1,236 @@
+"""Personal asset recommendations (paper 004, RAG-FLARKO): subgraphs in, three assets out.
+
+For one customer and a recommendation instant D (zoned), in the query dataset
+{the customer's graph, the market graph} and nothing else:
+
+1. personal transaction retrieval (PTR): the reader is shown the customer's newest
+   transactions available before D and picks the behaviourally telling ones; the
+   `recommend_subgraph` CONSTRUCT template returns their one-hop subgraph;
+2. market retrieval (MR): the reader is shown the newest ten-week price summaries and every
+   asset, with the PTR subgraph as context (`multi`) or without it (`parallel`), and picks;
+   CONSTRUCT again;
+3. recommendation: the reader gets both subgraphs as compact JSON-LD in finkg's context and
+   the list of assets, and names three different assets, each with a reason citing nodes.
+
+The `full` variant is paper 004's FLARKO baseline: no retrieval, the customer's whole graph
+and the market graph's assets and summaries (as of D) are injected, cut at the end to fit
+the reader's context window. The same cut applies to every variant's final prompt (the
+retrieved subgraphs are small and usually fit whole); `truncated` says how many nodes went.
+
+The reply's contract is `Recommendation` narrowed to this call: each asset must be one of
+the market graph's assets, each cited id a node of the subgraphs given, the three assets
+different. A reply that breaks it is repaired at most twice and otherwise fails: nothing is
+written. A valid recommendation is written with its run (model, prompt hashes, every stage,
+every used entity) to the outputs graph, checked by the output shapes.
+
+Isolation rests on the dataset, not on the reader: every query of this module runs with
+`default_graphs` set to the customer's graph and the market graph (the profile: the
+customer's graph alone), so no triple of another customer's graph can reach a listing, a
+subgraph, a prompt or the output, whatever IRI a reader names.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import time
+from collections.abc import Sequence
+from typing import Any, Literal
+
+from pydantic import Field, create_model
+from pyoxigraph import NamedNode
+
+from finkg import queries
+from finkg.config import Settings
+from finkg.errors import FinkgError, InputError, TimestampError
+from finkg.kg.store import BaseStore
+from finkg.ontology.terms import FKG, FKG_NS
+from finkg.reader.llm import LLM
+from finkg.reader.read import OutputCache, prompt, read
+from finkg.reader.schemas import EVIDENCE_PER_ASSET, Recommendation, Recommended
+from finkg.retrieval import subgraph as sg
+from finkg.tasks.recommend.output import write_recommendation
+from finkg.tasks.recommend.stages import ALL, full_graph, retrieve
+from finkg.tasks.recommend.types import (
+    DEFAULT_REQUEST,
+    VARIANTS,
+    RecommendConfig,
+    RecommendResult,
+    Recording,
+)
+from finkg.tasks.recommend.window import cut_to_window, final_values
+
+__all__ = [
+    "DEFAULT_REQUEST",
+    "VARIANTS",
+    "RecommendConfig",
+    "RecommendResult",
+    "RecommendationRejected",
+    "contract",
+    "dataset",
+    "recommend",
+    "run_recommendation",
+]
+
+
+def dataset(store: BaseStore, user: str) -> tuple[NamedNode, NamedNode]:
+    """The customer's graph and the customer node; an unknown user is an InputError."""
+    graph = store.graphs.user(user)
+    found = sg.candidates(store, FKG.Customer, graphs=[graph], cap=ALL)
+    if not found:
+        known = sorted(
+            n
+            for g in store.named_graphs()
+            if (n := store.graphs.name_of(g) or "").startswith("users/")
+        )
+        shown = ", ".join(k.removeprefix("users/") for k in known[:3]) or "none loaded"
+        raise InputError(
+            "unknown user: no customer in that user's graph",
+            field="user",
+            value=user,
+            hint=f"give a customer id loaded with `finkg ingest fartrans` (for example: {shown})",
+        )
+    return graph, NamedNode(found[0].iri)
+
+
+def check_instant(as_of: object) -> dt.datetime:
+    if not isinstance(as_of, dt.datetime):
+        raise InputError(
+            "the recommendation instant must be a datetime", field="as_of", value=as_of
+        )
+    if as_of.tzinfo is None or as_of.utcoffset() is None:
+        raise TimestampError(
+            "the recommendation instant has no zone",
+            field="as_of",
+            value=as_of.isoformat(),
+            hint="give a zoned instant, e.g. 2020-06-01T00:00+03:00",
+        )
+    return as_of
+
+
+def recommend(
+    store: BaseStore,
+    llm: LLM,
+    *,
+    user: str,
+    as_of: dt.datetime,
+    config: RecommendConfig | None = None,
+    cache: OutputCache | None = None,
+    write: bool = True,
+) -> RecommendResult:
+    """Three assets for `user` as of `as_of` (module docstring); written when valid."""
+    config = config or RecommendConfig()
+    as_of = check_instant(as_of)
+    started, clock = dt.datetime.now(dt.UTC), time.perf_counter()
+    graph, customer = dataset(store, user)
+    graphs = store.graphs.user_dataset(user)  # the user's graph and the market graph only
+    reader = Recording(llm)
+    profile = _profile(store, customer, graph)
+    assets = sg.candidates(store, FKG.Asset, graphs=[store.graphs.market], before=as_of, cap=ALL)
+    if not assets:
+        raise InputError(
+            "the market graph holds no assets", field="store", hint="ingest FAR-Trans CSVs first"
+        )
+    request = f"{config.request.strip()}\nCustomer: {customer.value} ({profile})"
+    if config.variant == "full":
+        stages = full_graph(store, graphs, customer, as_of, assets)
+    else:
+        stages = retrieve(store, reader, request, graphs, as_of, config, cache)
+    personal, market, truncated = cut_to_window(
+        reader, stages, config, customer, profile, as_of, assets
+    )
+    stages = [personal, market]
+    nodes = sorted({n["id"] for s in stages for n in s.nodes})
+    offered = [a.iri for a in assets]
+    values = final_values(config, customer, profile, as_of, personal, market, assets)
+    result = read(
+        reader,  # type: ignore[arg-type]
+        prompt("recommend"),
+        values,
+        contract(offered, nodes),
+        allowed_ids=set(nodes) or None,
+        cache=cache,
+        max_tokens=config.max_tokens,
+    )
+    output = result.output if isinstance(result.output, Recommendation) else None
+    out = RecommendResult(
+        user,
+        as_of,
+        config.variant,
+        stages,
+        result,
+        output,
+        None,
+        reader.prompts,
+        offered,
+        nodes,
+        truncated,
+    )
+    if output is not None and write:
+        out.recommendation, out.written = write_recommendation(
+            store, llm, out, customer, config, started
+        )
+    out.seconds = time.perf_counter() - clock
+    return out
+
+
+def contract(assets: Sequence[str], nodes: Sequence[str]) -> type[Recommendation]:
+    """`Recommendation` narrowed to one call: assets from `assets`, evidence from `nodes`."""
+    asset_type: Any = Literal[tuple(sorted(assets))]  # type: ignore[valid-type]
+    node_type: Any = Literal[tuple(sorted(nodes))] if nodes else str  # type: ignore[valid-type]
+    evidence = Field(
+        description="ids of graph nodes the reason rests on",
+        max_length=min(len(nodes), EVIDENCE_PER_ASSET),
+    )
+    item = create_model(
+        "RecommendedHere",
+        __base__=Recommended,
+        asset=(asset_type, Field(description="the asset's IRI as listed")),
+        evidence=(list[node_type], evidence),
+    )
+    return create_model(  # type: ignore[no-any-return]
+        "RecommendationHere",
+        __base__=Recommendation,
+        recommendations=(list[item], Field(min_length=3, max_length=3)),  # type: ignore[valid-type]
+    )
+
+
+def _profile(store: BaseStore, customer: NamedNode, graph: NamedNode) -> str:
+    rows = queries.run(store, "node_literals", {"node": [customer]}, default_graphs=[graph])
+    props = {
+        r["p"].value.removeprefix(FKG_NS): r["o"].value  # type: ignore[union-attr]
+        for r in rows  # type: ignore[union-attr]
+        if r["p"].value.startswith(FKG_NS)  # type: ignore[union-attr]
+    }
+    return ", ".join(f"{k}={props[k]}" for k in sorted(props))
+
+
+class RecommendationRejected(FinkgError):
+    """The reader's reply never met the recommendation contract: nothing was written."""
+
+    exit_code = 1
+
+
+def run_recommendation(
+    store: BaseStore,
+    settings: Settings,
+    *,
+    user: str,
+    as_of: dt.datetime,
+    config: RecommendConfig,
+    llm: LLM | None = None,
+) -> RecommendResult:
+    """`finkg recommend`: the configured reader and reply cache, one recommendation, written;
+    a reply that never met the contract raises `RecommendationRejected`."""
+    from finkg.reader.backends import open_reader
+
+    as_of = check_instant(as_of)
+    dataset(store, user)  # an unknown user fails before a model is loaded
+    reader = llm or open_reader(settings, n_ctx=config.n_ctx)
+    cache = OutputCache(settings.cache_dir / "replies.sqlite")
+    result = recommend(store, reader, user=user, as_of=as_of, config=config, cache=cache)
+    if not result.ok:
+        raise RecommendationRejected(
+            f"the reader's reply did not meet the recommendation contract after "
+            f"{result.read.attempts} attempt(s): {result.read.error}; nothing was written"
+        )
+    return result

@@ -1,0 +1,144 @@
+"""The layout shows the architecture (DESIGN.md §2): one folder per job under finkg/tasks/,
+no job folder importing another, no import circle inside a job folder, no module over 400
+lines. Imports are read with `ast` (`import x`, `from x import y`, relative imports, and
+imports inside functions or `if TYPE_CHECKING:` blocks alike), so nothing is imported."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import networkx as nx
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+JOBS = ("impact", "movement", "qa", "recommend")
+MAX_LINES = 400
+
+
+def modules(root: Path, package: str = "finkg") -> dict[str, Path]:
+    """Every module under `root/package` by dotted name (a package by its own name)."""
+    found = {}
+    for path in sorted((root / package).rglob("*.py")):
+        parts = path.relative_to(root).with_suffix("").parts
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        found[".".join(parts)] = path
+    return found
+
+
+def imported(name: str, path: Path) -> set[str]:
+    """The dotted names a module imports; `from a import b` yields `a` and `a.b` (b may be a
+    module), a relative import is resolved against the module's package."""
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                parts = package.split(".")
+                base = ".".join(parts[: len(parts) - (node.level - 1)])
+                source = f"{base}.{node.module}" if node.module else base
+            else:
+                source = node.module or ""
+            names.add(source)
+            names.update(f"{source}.{alias.name}" for alias in node.names if alias.name != "*")
+    return names
+
+
+def job_of(name: str, package: str = "finkg") -> str | None:
+    parts = name.split(".")
+    if len(parts) >= 3 and parts[:2] == [package, "tasks"] and parts[2] in JOBS:
+        return parts[2]
+    return None
+
+
+def cross_job_imports(root: Path, package: str = "finkg") -> list[str]:
+    """`module -> imported` for every import from one job's folder into another's."""
+    bad = []
+    for name, path in modules(root, package).items():
+        job = job_of(name, package)
+        if job is None:
+            continue
+        for target in sorted(imported(name, path)):
+            other = job_of(target, package)
+            if other is not None and other != job:
+                bad.append(f"{name} -> {target}")
+    return bad
+
+
+def job_cycles(root: Path, job: str, package: str = "finkg") -> list[list[str]]:
+    """The import circles among the modules of one job folder."""
+    found = modules(root, package)
+    prefix = f"{package}.tasks.{job}"
+    inside = {n: p for n, p in found.items() if n == prefix or n.startswith(prefix + ".")}
+    graph = nx.DiGraph()
+    graph.add_nodes_from(inside)
+    for name, path in inside.items():
+        graph.add_edges_from((name, t) for t in imported(name, path) if t in inside and t != name)
+    return [sorted(c) for c in nx.simple_cycles(graph)]
+
+
+def long_modules(root: Path, package: str = "finkg") -> list[str]:
+    return [
+        f"{path.relative_to(root)}: {n} lines"
+        for path in modules(root, package).values()
+        if (n := len(path.read_text().splitlines())) > MAX_LINES
+    ]
+
+
+def test_each_job_has_its_folder() -> None:
+    tasks = ROOT / "finkg" / "tasks"
+    folders = {p.parent.name for p in tasks.glob("*/__init__.py")}
+    assert folders == set(JOBS)
+    assert (tasks / "records.py").is_file()  # shared by the jobs, so beside their folders
+
+
+def test_no_job_folder_imports_another() -> None:
+    assert cross_job_imports(ROOT) == []
+
+
+@pytest.mark.parametrize("job", JOBS)
+def test_no_import_circle_inside_a_job_folder(job: str) -> None:
+    assert job_cycles(ROOT, job) == []
+
+
+def test_no_module_over_400_lines() -> None:
+    assert long_modules(ROOT) == []
+
+
+def test_the_checks_catch_what_they_are_for(tmp_path: Path) -> None:
+    """A planted tree: each kind of import that breaks a rule is caught."""
+    tasks = tmp_path / "pkg" / "tasks"
+    files = {
+        "pkg/__init__.py": "",
+        "pkg/tasks/__init__.py": "",
+        "pkg/tasks/records.py": "",
+        "pkg/tasks/impact/__init__.py": "",
+        "pkg/tasks/impact/a.py": "import pkg.tasks.qa.b\n",
+        "pkg/tasks/impact/c.py": "def f():\n    from ...tasks.movement import d\n",
+        "pkg/tasks/impact/e.py": "from pkg.tasks import recommend, records\n",
+        "pkg/tasks/impact/ok.py": "from pkg.tasks.records import x\nfrom . import a\n",
+        "pkg/tasks/qa/__init__.py": "",
+        "pkg/tasks/qa/b.py": "from typing import TYPE_CHECKING\n"
+        "if TYPE_CHECKING:\n    from pkg.tasks.qa.c import X\n",
+        "pkg/tasks/qa/c.py": "from .b import Y\n",
+        "pkg/tasks/movement/__init__.py": "",
+        "pkg/tasks/movement/d.py": "",
+        "pkg/tasks/recommend/__init__.py": "",
+        "pkg/long.py": "x = 1\n" * (MAX_LINES + 1),
+    }
+    for rel, text in files.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text)
+    assert tasks.is_dir()
+    assert cross_job_imports(tmp_path, "pkg") == [
+        "pkg.tasks.impact.a -> pkg.tasks.qa.b",
+        "pkg.tasks.impact.c -> pkg.tasks.movement",
+        "pkg.tasks.impact.c -> pkg.tasks.movement.d",
+        "pkg.tasks.impact.e -> pkg.tasks.recommend",
+    ]
+    assert job_cycles(tmp_path, "qa", "pkg") == [["pkg.tasks.qa.b", "pkg.tasks.qa.c"]]
+    assert job_cycles(tmp_path, "impact", "pkg") == []
+    assert long_modules(tmp_path, "pkg") == [f"pkg/long.py: {MAX_LINES + 1} lines"]
