@@ -62,6 +62,14 @@ def init(ctx: click.Context, store: str | None) -> None:
     help="Validate RDF files instead of the store (repeatable).",
 )
 @click.option("--graph", "graphs_", multiple=True, metavar="NAME", help="Only these graphs.")
+@click.option(
+    "--shapes",
+    "shape_paths",
+    multiple=True,
+    type=click.Path(path_type=Path),
+    help="Check against these SHACL files instead of finkg's shapes (repeatable); "
+    "the sparql engine refuses (exit 2) what it does not implement.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @click.option(
     "--engine",
@@ -76,16 +84,20 @@ def validate(
     ctx: click.Context,
     files: tuple[Path, ...],
     graphs_: tuple[str, ...],
+    shape_paths: tuple[Path, ...],
     as_json: bool,
     engine: str,
     store: str | None,
 ) -> None:
-    """Check data against finkg's SHACL shapes.
+    """Check data against finkg's SHACL shapes (or --shapes).
 
     Exit code 0: conforms; 1: violations (listed with focus node, path and message);
-    2: the data could not be read.
+    2: the data or shapes could not be read, or the shapes use SHACL the sparql engine
+    does not implement (named in the message).
     """
-    from finkg.shapes.validate import validate_quads, validate_store
+    from finkg.shapes.validate import read_shapes, validate_quads, validate_store
+
+    shapes = read_shapes(shape_paths) if shape_paths else None
 
     if files:
         from finkg.kg.graphs import Graphs
@@ -95,12 +107,15 @@ def validate(
         # Shapes ignore graph names: a file's plain triples are checked as they are.
         unnamed = NamedNode(graphs.prefix + "file")
         report = validate_quads(
-            (q for p in files for q in read_rdf(p, graphs=graphs, graph=unnamed)), engine=engine
+            (q for p in files for q in read_rdf(p, graphs=graphs, graph=unnamed)),
+            engine=engine,
+            shapes=shapes,
+            exact=shapes is not None,  # finkg's shapes check files as the store would hold them
         )
     else:
         with _open(ctx, store, read_only=True) as s:
             chosen = [s.graphs.parse(g) for g in graphs_] or None
-            report = validate_store(s, chosen, engine=engine)
+            report = validate_store(s, chosen, engine=engine, shapes=shapes)
     if as_json:
         sys.stdout.write(
             json.dumps(
