@@ -242,21 +242,54 @@ def audit(ctx: click.Context, iri: str, store: str | None) -> None:
     help="Host and port to listen on.",
 )
 @click.option("--read-write", is_flag=True, help="Accept SPARQL updates and Graph Store writes.")
+@click.option(
+    "--allow-service",
+    is_flag=True,
+    help="Let queries use SERVICE and updates LOAD (the server then calls other hosts).",
+)
+@click.option(
+    "--timeout",
+    "timeout_s",
+    type=click.FloatRange(min=0),
+    default=None,
+    metavar="SECONDS",
+    help="Query time limit [default: $FINKG_QUERY_TIMEOUT or 60; 0: none].",
+)
 @store_option
 @click.pass_context
-def serve(ctx: click.Context, bind_addr: str, read_write: bool, store: str | None) -> None:
+def serve(
+    ctx: click.Context,
+    bind_addr: str,
+    read_write: bool,
+    allow_service: bool,
+    timeout_s: float | None,
+    store: str | None,
+) -> None:
     """Serve a store as a SPARQL 1.1 endpoint (the Oxigraph server); read-only by default.
 
-    Query it at http://HOST:PORT/query, or point finkg at it: --store http://HOST:PORT
+    Query it at http://HOST:PORT/query, or point finkg at it: --store http://HOST:PORT.
+    Queries with SERVICE (and LOAD) are refused unless --allow-service; SIGTERM or Ctrl-C
+    stops it.
     """
     from finkg.kg.serve import serve_store
 
     location = store or _settings(ctx).store_location
+    limit = _settings(ctx).query_timeout_s if timeout_s is None else timeout_s
     err.print(
         f"serving {location} at http://{bind_addr}/query "
-        f"({'read-write' if read_write else 'read-only'}); Ctrl-C stops"
+        f"({'read-write' if read_write else 'read-only'}; "
+        f"SERVICE {'allowed' if allow_service else 'refused'}; "
+        f"query time limit {f'{limit:g} s' if limit else 'none'}); Ctrl-C stops"
     )
-    ctx.exit(serve_store(Path(location), bind=bind_addr, read_write=read_write))
+    ctx.exit(
+        serve_store(
+            Path(location),
+            bind=bind_addr,
+            read_write=read_write,
+            allow_service=allow_service,
+            timeout_s=limit,
+        )
+    )
 
 
 cli.add_command(ingest)
