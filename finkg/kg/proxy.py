@@ -36,6 +36,7 @@ _HOP = {
     "upgrade",
     "host",
     "content-length",
+    "expect",
 }
 _CANCELLED = b"The SPARQL operation has been cancelled"
 _BUFFER = 1 << 20
