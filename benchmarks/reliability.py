@@ -17,6 +17,11 @@ case by case, then loads `finkg serve` (benchmarks/serve_load.py):
 - isolation (`tests/test_isolation.py`: exports; the dataset test in `tests/test_store.py`;
   `tests/test_recommend.py`: another customer's graph never reaches a recommendation):
   violations = a test that failed;
+- outbound calls (`tests/test_serve.py`: SERVICE and LOAD through `finkg serve`): held =
+  refused with no request leaving;
+- SHACL: the W3C SHACL core suite (`tests/data/w3c-shacl-core`, read by
+  `tests/w3c_shacl.py`) through finkg's compiler: tests that agree with the expected
+  report (conforms and focus nodes), that are refused by name, that disagree (target 0);
 - load: WORKERS readers for SECONDS against a writing ingest: queries/s, p50/p99,
   errors, half batches seen.
 
@@ -39,6 +44,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from benchmarks.serve_load import run_load  # noqa: E402
+from tests.w3c_shacl import cases, run  # noqa: E402
 
 GROUPS = {
     "bad input: clear error, store unchanged": (
@@ -59,6 +65,10 @@ GROUPS = {
         "tests/test_recommend.py::test_a_reply_citing_what_was_not_offered_fails_and_writes_nothing",
         "tests/test_properties.py::test_a_bound_string_comes_back_as_itself",
         "tests/test_properties.py::test_a_bound_string_cannot_change_what_a_query_reads",
+    ),
+    "outbound call refused (SERVICE, LOAD)": (
+        "tests/test_serve.py::test_service_is_refused_with_its_reason_and_no_request_leaves",
+        "tests/test_serve.py::test_load_is_refused_on_a_read_write_endpoint",
     ),
     "isolation held": (
         "tests/test_isolation.py",
@@ -109,7 +119,21 @@ def run_suites() -> dict[str, Tally]:
     return tallies
 
 
-def report(tallies: dict[str, Tally], load: dict[str, object], seconds: float) -> str:
+def shacl_suite() -> dict[str, list[str]]:
+    """The W3C SHACL core tests by verdict: agree, refused, disagree."""
+    verdicts: dict[str, list[str]] = {"agree": [], "refused": [], "disagree": []}
+    for case in cases():
+        outcome = run(case)
+        verdicts[outcome.verdict].append(f"{case.name}: {outcome.detail}")
+    return verdicts
+
+
+def report(
+    tallies: dict[str, Tally],
+    load: dict[str, object],
+    seconds: float,
+    shacl: dict[str, list[str]] | None = None,
+) -> str:
     lines = [
         "# Reliability report",
         "",
@@ -127,6 +151,21 @@ def report(tallies: dict[str, Tally], load: dict[str, object], seconds: float) -
         f"{tallies['injection attempt held'].tried - tallies['injection attempt held'].held}"
         " (target 0). Isolation violations: "
         f"{tallies['isolation held'].tried - tallies['isolation held'].held} (target 0).",
+    ]
+    if shacl is not None:
+        total = sum(len(v) for v in shacl.values())
+        lines += [
+            "",
+            f"## SHACL: the W3C core suite through finkg's compiler ({total} tests)",
+            "",
+            "| verdict | tests |",
+            "|---|---|",
+            f"| agrees (conforms and focus nodes) | {len(shacl['agree'])} |",
+            f"| refused by name (exit 2) | {len(shacl['refused'])} |",
+            f"| disagrees (target 0) | {len(shacl['disagree'])} |",
+        ]
+        lines += [f"- disagrees: {d}" for d in shacl["disagree"]]
+    lines += [
         "",
         f"## `finkg serve` under load ({load['workers']} readers, {load['seconds']} s, "
         "an ingest writing through the server)",
@@ -157,12 +196,14 @@ def main() -> None:
     tallies = run_suites()
     for name, t in tallies.items():
         print(f"{name}: {t.held}/{t.tried}")
+    shacl = shacl_suite()
+    print("W3C SHACL core: " + ", ".join(f"{k} {len(v)}" for k, v in shacl.items()))
     with tempfile.TemporaryDirectory() as tmp:
         load = run_load(Path(tmp) / "store", workers=args.workers, seconds=args.seconds)
     summary = load.summary()
     for k, v in summary.items():
         print(f"load {k}: {v}")
-    text = report(tallies, summary, time.perf_counter() - started)
+    text = report(tallies, summary, time.perf_counter() - started, shacl)
     args.report.write_text(text)
     print(f"wrote {args.report}")
 

@@ -20,9 +20,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import socket
 import statistics
 import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -61,6 +63,7 @@ SELECT ?articles ?commit (COUNT(?doc) AS ?docs) WHERE {{
 class LoadResult:
     workers: int
     seconds: float
+    bare: bool = False
     queries: int = 0
     errors: int = 0
     half_batches: int = 0
@@ -82,6 +85,7 @@ class LoadResult:
 
     def summary(self) -> dict[str, object]:
         return {
+            "server": "oxigraph (bare)" if self.bare else "finkg serve (front + oxigraph)",
             "workers": self.workers,
             "seconds": round(self.seconds, 1),
             "queries": self.queries,
@@ -118,13 +122,18 @@ def _news(path: Path, first: int) -> None:
             f.write(json.dumps(record) + "\n")
 
 
-def _start(location: Path) -> tuple[subprocess.Popen, str]:
+def _start(location: Path, *, bare: bool = False) -> tuple[subprocess.Popen, str]:
+    """`finkg serve --read-write` over the store (the bare Oxigraph server with `bare`)."""
     port = _free_port()
-    proc = subprocess.Popen(
-        server_command(location, bind=f"127.0.0.1:{port}", read_write=True),
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
+    bind = f"127.0.0.1:{port}"
+    finkg = [sys.executable, "-m", "finkg.cli", "serve", "--read-write", "--store"]
+    command = (
+        server_command(location, bind=bind, read_write=True)
+        if bare
+        else [*finkg, str(location), "--bind", bind]
     )
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 60
     while True:
@@ -158,15 +167,20 @@ def _half(rows: list[dict]) -> bool:
 
 
 def run_load(
-    location: Path, *, workers: int = 8, seconds: float = 60.0, home: Path | None = None
+    location: Path,
+    *,
+    workers: int = 8,
+    seconds: float = 60.0,
+    home: Path | None = None,
+    bare: bool = False,
 ) -> LoadResult:
     """Serve the store at `location`, read it with `workers` threads for `seconds` while a
     writer ingests news through the server; see the module docstring."""
     settings = Settings(home=home or location.parent / "home")
     with open_store(location, settings=settings) as store:
         init_store(store)
-    proc, url = _start(location)
-    result = LoadResult(workers=workers, seconds=seconds)
+    proc, url = _start(location, bare=bare)
+    result = LoadResult(workers=workers, seconds=seconds, bare=bare)
     lock = threading.Lock()
     stop = threading.Event()
     states: set[int] = set()
@@ -243,9 +257,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--workers", type=int, default=8)
     parser.add_argument("--seconds", type=float, default=60.0)
+    parser.add_argument(
+        "--bare", action="store_true", help="the bare Oxigraph server, without finkg's front"
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
-        result = run_load(Path(tmp) / "store", workers=args.workers, seconds=args.seconds)
+        result = run_load(
+            Path(tmp) / "store", workers=args.workers, seconds=args.seconds, bare=args.bare
+        )
     print(json.dumps(result.summary(), indent=2))
     for sample in result.error_samples:
         print("error:", sample)

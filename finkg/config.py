@@ -17,6 +17,7 @@ library code receives a `Settings` and never looks at `os.environ`.
 | `FINKG_LLM_MODEL` | the model name to ask that endpoint for | `default` |
 | `FINKG_LLM_KEY` | its API key | none |
 | `FINKG_EMBEDDER` | `minilm` (packaged all-MiniLM-L6-v2) or `hash` (quick runs, tests) | `minilm` |
+| `FINKG_QUERY_TIMEOUT` | `finkg serve`'s query time limit in seconds (0: none) | `60` |
 """
 
 from __future__ import annotations
@@ -52,6 +53,7 @@ class Settings:
     llm_model: str = "default"
     llm_key: str | None = field(default=None, repr=False)
     embedder: str = "minilm"
+    query_timeout_s: float = 60.0
 
     def __post_init__(self) -> None:
         if not self.base_iri.startswith(("http://", "https://")) or not self.base_iri.endswith(
@@ -69,6 +71,12 @@ class Settings:
                 field="FINKG_EMBEDDER",
                 value=self.embedder,
                 hint="minilm (the packaged model) or hash (quick runs and tests)",
+            )
+        if not 0 <= self.query_timeout_s < float("inf"):
+            raise InputError(
+                "the query time limit must be 0 (none) or more seconds",
+                field="FINKG_QUERY_TIMEOUT",
+                value=self.query_timeout_s,
             )
         if self.threads < 1:
             raise InputError(
@@ -110,6 +118,16 @@ class Settings:
         ):
             if env.get(name):
                 kwargs[key] = env[name]
+        if env.get("FINKG_QUERY_TIMEOUT"):
+            try:
+                kwargs["query_timeout_s"] = float(env["FINKG_QUERY_TIMEOUT"])
+            except ValueError:
+                raise InputError(
+                    "not a number of seconds",
+                    field="FINKG_QUERY_TIMEOUT",
+                    value=env["FINKG_QUERY_TIMEOUT"],
+                    hint="for example 60, or 0 for no limit",
+                ) from None
         if env.get("FINKG_THREADS"):
             try:
                 kwargs["threads"] = int(env["FINKG_THREADS"])

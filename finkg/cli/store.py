@@ -37,6 +37,14 @@ def init(ctx: click.Context, store: str | None) -> None:
     help="Validate RDF files instead of the store (repeatable).",
 )
 @click.option("--graph", "graphs_", multiple=True, metavar="NAME", help="Only these graphs.")
+@click.option(
+    "--shapes",
+    "shape_paths",
+    multiple=True,
+    type=click.Path(path_type=Path),
+    help="Check against these SHACL files instead of finkg's shapes (repeatable); "
+    "the sparql engine refuses (exit 2) what it does not implement.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @click.option(
     "--engine",
@@ -51,16 +59,20 @@ def validate(
     ctx: click.Context,
     files: tuple[Path, ...],
     graphs_: tuple[str, ...],
+    shape_paths: tuple[Path, ...],
     as_json: bool,
     engine: str,
     store: str | None,
 ) -> None:
-    """Check data against finkg's SHACL shapes.
+    """Check data against finkg's SHACL shapes (or --shapes).
 
     Exit code 0: conforms; 1: violations (listed with focus node, path and message);
-    2: the data could not be read.
+    2: the data or shapes could not be read, or the shapes use SHACL the sparql engine
+    does not implement (named in the message).
     """
-    from finkg.shapes.validate import validate_quads, validate_store
+    from finkg.shapes.validate import read_shapes, validate_quads, validate_store
+
+    shapes = read_shapes(shape_paths) if shape_paths else None
 
     if files:
         from finkg.kg.graphs import Graphs
@@ -70,12 +82,15 @@ def validate(
         # Shapes ignore graph names: a file's plain triples are checked as they are.
         unnamed = NamedNode(graphs.prefix + "file")
         report = validate_quads(
-            (q for p in files for q in read_rdf(p, graphs=graphs, graph=unnamed)), engine=engine
+            (q for p in files for q in read_rdf(p, graphs=graphs, graph=unnamed)),
+            engine=engine,
+            shapes=shapes,
+            exact=shapes is not None,  # finkg's shapes check files as the store would hold them
         )
     else:
         with _open(ctx, store, read_only=True) as s:
             chosen = [s.graphs.parse(g) for g in graphs_] or None
-            report = validate_store(s, chosen, engine=engine)
+            report = validate_store(s, chosen, engine=engine, shapes=shapes)
     if as_json:
         sys.stdout.write(
             json.dumps(
@@ -202,18 +217,51 @@ def audit(ctx: click.Context, iri: str, store: str | None) -> None:
     help="Host and port to listen on.",
 )
 @click.option("--read-write", is_flag=True, help="Accept SPARQL updates and Graph Store writes.")
+@click.option(
+    "--allow-service",
+    is_flag=True,
+    help="Let queries use SERVICE and updates LOAD (the server then calls other hosts).",
+)
+@click.option(
+    "--timeout",
+    "timeout_s",
+    type=click.FloatRange(min=0),
+    default=None,
+    metavar="SECONDS",
+    help="Query time limit [default: $FINKG_QUERY_TIMEOUT or 60; 0: none].",
+)
 @store_option
 @click.pass_context
-def serve(ctx: click.Context, bind_addr: str, read_write: bool, store: str | None) -> None:
+def serve(
+    ctx: click.Context,
+    bind_addr: str,
+    read_write: bool,
+    allow_service: bool,
+    timeout_s: float | None,
+    store: str | None,
+) -> None:
     """Serve a store as a SPARQL 1.1 endpoint (the Oxigraph server); read-only by default.
 
-    Query it at http://HOST:PORT/query, or point finkg at it: --store http://HOST:PORT
+    Query it at http://HOST:PORT/query, or point finkg at it: --store http://HOST:PORT.
+    Queries with SERVICE (and LOAD) are refused unless --allow-service; SIGTERM or Ctrl-C
+    stops it.
     """
     from finkg.kg.serve import serve_store
 
     location = store or _settings(ctx).store_location
+    limit = _settings(ctx).query_timeout_s if timeout_s is None else timeout_s
     err.print(
         f"serving {location} at http://{bind_addr}/query "
-        f"({'read-write' if read_write else 'read-only'}); Ctrl-C stops"
+        f"({'read-write' if read_write else 'read-only'}; "
+        f"SERVICE {'allowed' if allow_service else 'refused'}; "
+        f"query time limit {f'{limit:g} s' if limit else 'none'}); Ctrl-C stops"
     )
-    ctx.exit(serve_store(Path(location), bind=bind_addr, read_write=read_write))
+    ctx.exit(
+        serve_store(
+            Path(location),
+            bind=bind_addr,
+            read_write=read_write,
+            allow_service=allow_service,
+            timeout_s=limit,
+        )
+    )

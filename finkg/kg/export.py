@@ -1,9 +1,9 @@
 """Exporting graphs and subgraphs: Turtle, N-Triples, N-Quads, TriG, compact JSON-LD.
 
-JSON-LD is compacted by rdflib with finkg's published `@context` (so `rdf:type` becomes
-`type`, integers and booleans are JSON-native, and decimals, doubles, dates and times keep
-their lexical form as typed strings); the context is embedded in the output so that
-consumers need no network to expand it.
+JSON-LD is compact in finkg's published `@context` (`jsonld.py`: `rdf:type` becomes
+`type`, canonical integers and booleans are JSON-native, every other literal keeps its
+lexical form) and expands back to exactly the quads exported; the context is embedded in
+the output so that consumers need no network to expand it.
 `to_networkx` gives a subgraph as a networkx MultiDiGraph for graph analytics.
 """
 
@@ -15,12 +15,13 @@ from typing import Any
 
 import networkx as nx
 import pyoxigraph as ox
-import rdflib
 
 from finkg import queries
 from finkg.errors import InputError
-from finkg.ontology import jsonld_context
+from finkg.kg.jsonld import to_jsonld
 from finkg.ontology.terms import PREFIXES
+
+__all__ = ["FORMATS", "export_bytes", "serialize", "to_jsonld", "to_networkx"]
 
 FORMATS = ("turtle", "ntriples", "nquads", "trig", "jsonld")
 _RDF = {
@@ -54,37 +55,6 @@ def serialize(quads: Iterable[ox.Quad], format: str) -> bytes:
         ox.serialize(items, format=fmt, prefixes=PREFIXES if format in ("turtle", "trig") else None)
         or b""
     )
-
-
-def to_jsonld(quads: Iterable[ox.Quad | ox.Triple]) -> dict[str, Any]:
-    """Compact JSON-LD in finkg's context, always with a top-level `@graph`; the triples of
-    each named graph become one `{"id": graph, "@graph": [...]}` entry."""
-    by_graph: dict[str | None, list[ox.Triple]] = {}
-    for q in quads:
-        graph = (
-            q.graph_name.value
-            if isinstance(q, ox.Quad) and isinstance(q.graph_name, ox.NamedNode)
-            else None
-        )
-        by_graph.setdefault(graph, []).append(ox.Triple(q.subject, q.predicate, q.object))
-    context = jsonld_context()["@context"]
-    nodes: list[dict[str, Any]] = []
-    for graph, triples in by_graph.items():
-        body = _compact_nodes(triples, context)
-        nodes += body if graph is None else [{"id": graph, "@graph": body}]
-    return {"@context": context, "@graph": nodes}
-
-
-def _compact_nodes(triples: list[ox.Triple], context: dict[str, Any]) -> list[dict[str, Any]]:
-    data = rdflib.Graph().parse(
-        data=(ox.serialize(triples, format=ox.RdfFormat.N_TRIPLES) or b"").decode("utf-8"),
-        format="nt",
-    )
-    doc = json.loads(data.serialize(format="json-ld", context=context, auto_compact=True))
-    if "@graph" in doc:
-        return doc["@graph"]
-    body = {k: v for k, v in doc.items() if k != "@context"}
-    return [body] if body else []
 
 
 def export_bytes(

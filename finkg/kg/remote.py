@@ -12,6 +12,7 @@ return the same term objects.
 from __future__ import annotations
 
 import ast
+import http.client
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -107,7 +108,7 @@ class RemoteStore(BaseStore):
                 self._oxigraph = False  # the query itself will report an unreachable endpoint
         return self._oxigraph
 
-    def _send(self, sw: SPARQLWrapper) -> tuple[bytes, str]:
+    def _send(self, sw: SPARQLWrapper, *, write: bool = False) -> tuple[bytes, str]:
         try:
             result = sw.query()
             return result.response.read(), result.info().get("content-type", "")
@@ -115,28 +116,65 @@ class RemoteStore(BaseStore):
             raise QueryError(f"the endpoint rejected the request: {_server_message(e)}") from None
         except SPARQLWrapperException as e:
             raise StoreError(f"{self.location}: {_server_message(e)}") from None
+        except http.client.HTTPException as e:  # the answer stopped half way (IncompleteRead)
+            raise StoreError(
+                f"the SPARQL endpoint {self.query_url} stopped in the middle of its answer "
+                f"({type(e).__name__}); a query time limit on the server may have cut it off"
+            ) from None
+        except urllib.error.HTTPError as e:
+            raise self._refusal(e, self.update_url if write else self.query_url, write) from None
         except urllib.error.URLError as e:
             raise StoreError(
                 f"cannot reach the SPARQL endpoint {self.query_url}: {e.reason}. "
                 "Is the server running (finkg serve)?"
             ) from None
 
+    def _refusal(self, e: urllib.error.HTTPError, url: str, write: bool) -> StoreError:
+        """An HTTP error status as a StoreError that says what it means."""
+        body = e.read().decode("utf-8", "replace").strip()[:500]
+        if write and e.code in (403, 405):
+            return StoreError(
+                f"the SPARQL endpoint {url} is read-only: it refused the write "
+                f"(HTTP {e.code}: {body}). Start it read-write (finkg serve --read-write "
+                "--store DIR, or oxigraph serve), or write to the store directory itself."
+            )
+        return StoreError(f"the SPARQL endpoint {url} answered HTTP {e.code} {e.reason}: {body}")
+
+    def _parsed_results(self, data: bytes) -> Solutions | ox.QueryBoolean:
+        """SELECT or ASK results, read whole; an answer cut off is a StoreError."""
+        try:
+            result = ox.parse_query_results(data, format=ox.QueryResultsFormat.JSON)
+            if isinstance(result, ox.QuerySolutions):
+                variables = tuple(v.value for v in result.variables)
+                return Solutions(variables, [tuple(s[v] for v in variables) for s in result])
+            return result
+        except SyntaxError as e:
+            raise StoreError(
+                f"the SPARQL endpoint {self.query_url} sent results that cannot be read ({e}); "
+                "a query time limit on the server may have cut them off"
+            ) from None
+
     def select(self, query: str, *, default_graphs: DefaultGraphs = None) -> Solutions:
         data, _ = self._send(self._wrapper(query, default_graphs, JSON, SELECT))
-        result = ox.parse_query_results(data, format=ox.QueryResultsFormat.JSON)
-        if not isinstance(result, ox.QuerySolutions):
+        result = self._parsed_results(data)
+        if not isinstance(result, Solutions):
             raise QueryError("expected a SELECT query", field="query", value=query[:80])
-        variables = tuple(v.value for v in result.variables)
-        return Solutions(variables, [tuple(s[v] for v in variables) for s in result])
+        return result
 
     def construct(self, query: str, *, default_graphs: DefaultGraphs = None) -> list[Triple]:
         data, ctype = self._send(self._wrapper(query, default_graphs, TURTLE, CONSTRUCT))
         fmt = ox.RdfFormat.from_media_type(ctype.split(";")[0].strip()) or ox.RdfFormat.TURTLE
-        return [Triple(q.subject, q.predicate, q.object) for q in ox.parse(data, format=fmt)]
+        try:
+            return [Triple(q.subject, q.predicate, q.object) for q in ox.parse(data, format=fmt)]
+        except SyntaxError as e:
+            raise StoreError(
+                f"the SPARQL endpoint {self.query_url} sent triples that cannot be read ({e}); "
+                "a query time limit on the server may have cut them off"
+            ) from None
 
     def ask(self, query: str, *, default_graphs: DefaultGraphs = None) -> bool:
         data, _ = self._send(self._wrapper(query, default_graphs, JSON, ASK))
-        result = ox.parse_query_results(data, format=ox.QueryResultsFormat.JSON)
+        result = self._parsed_results(data)
         if not isinstance(result, ox.QueryBoolean):
             raise QueryError("expected an ASK query", field="query", value=query[:80])
         return bool(result)
@@ -147,7 +185,7 @@ class RemoteStore(BaseStore):
         sw.setRequestMethod(POSTDIRECTLY)
         sw.setTimeout(self.timeout_s)
         sw.setQuery(text)
-        self._send(sw)
+        self._send(sw, write=True)
 
     def update(self, update: str, *, note: str = "update") -> Commit:
         self._check_writable(note)
@@ -179,6 +217,8 @@ class RemoteStore(BaseStore):
             with urllib.request.urlopen(request, timeout=self.timeout_s):
                 pass
         except urllib.error.HTTPError as e:
+            if e.code in (403, 405):
+                raise self._refusal(e, self.gsp_url, True) from None
             body = e.read().decode("utf-8", "replace")[:500]
             error = QueryError if e.code == 400 else StoreError
             raise error(f"Graph Store load into {graph.value} failed ({e.code}): {body}") from None

@@ -1,13 +1,30 @@
-"""`finkg serve`: the Oxigraph server (from the PyPI package `oxigraph`) over a store."""
+"""`finkg serve`: the Oxigraph server (from the PyPI package `oxigraph`) over a store,
+behind finkg's front (`proxy.py`).
+
+The Oxigraph server listens on a loopback port of its own, with a query time limit
+(`--timeout-s`); the front listens on `bind` and refuses SERVICE and LOAD (unless
+`allow_service`), writes to a read-only endpoint, and reports a query cut off by the time
+limit as such. SIGTERM, SIGINT and SIGHUP stop both; on Linux the Oxigraph server also
+stops if finkg serve is killed outright (PR_SET_PDEATHSIG).
+"""
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
 import shutil
+import signal
+import socket
 import subprocess
 import sys
+import threading
+import time
+import urllib.request
+from http.server import ThreadingHTTPServer
 from pathlib import Path
 
 from finkg.errors import InputError, StoreError
+from finkg.kg.proxy import Policy, handler
 
 
 def oxigraph_binary() -> str:
@@ -21,13 +38,65 @@ def oxigraph_binary() -> str:
     return found
 
 
-def server_command(location: Path, *, bind: str, read_write: bool = False) -> list[str]:
+def server_command(
+    location: Path, *, bind: str, read_write: bool = False, timeout_s: float = 0
+) -> list[str]:
+    """The Oxigraph server's command line (`timeout_s` 0: no query time limit)."""
     mode = "serve" if read_write else "serve-read-only"
-    return [oxigraph_binary(), mode, "--location", str(location), "--bind", bind]
+    command = [oxigraph_binary(), mode, "--location", str(location), "--bind", bind]
+    if timeout_s:
+        command += ["--timeout-s", str(max(1, round(timeout_s)))]
+    return command
 
 
-def serve_store(location: Path, *, bind: str = "127.0.0.1:7878", read_write: bool = False) -> int:
-    """Run the server in the foreground until it stops; returns its exit code."""
+def _address(bind: str) -> tuple[str, int, int]:
+    """(host, port, address family) of HOST:PORT or [IPV6]:PORT."""
+    host, sep, port = bind.rpartition(":")
+    if not sep or not port.isdigit() or not host:
+        raise InputError(
+            "not HOST:PORT", field="--bind", value=bind, hint="for example 127.0.0.1:7878"
+        )
+    if host.startswith("[") and host.endswith("]"):
+        return host[1:-1], int(port), socket.AF_INET6
+    return host, int(port), socket.AF_INET
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _die_with_parent() -> None:  # runs in the child between fork and exec
+    with contextlib.suppress(Exception):
+        ctypes.CDLL(None).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+
+
+def _wait_ready(child: subprocess.Popen, port: int) -> None:
+    deadline = time.monotonic() + 60
+    while True:
+        if child.poll() is not None:
+            raise StoreError(f"the oxigraph server exited with code {child.returncode}")
+        try:
+            url = f"http://127.0.0.1:{port}/query?query=ASK%7B%7D"
+            urllib.request.urlopen(url, timeout=1).close()
+            return
+        except OSError:
+            if time.monotonic() > deadline:
+                raise StoreError("the oxigraph server did not answer within 60 s") from None
+            time.sleep(0.05)
+
+
+def serve_store(
+    location: Path,
+    *,
+    bind: str = "127.0.0.1:7878",
+    read_write: bool = False,
+    allow_service: bool = False,
+    timeout_s: float = 60.0,
+) -> int:
+    """Serve until a signal stops it; returns 0, or the Oxigraph server's exit code if it
+    stopped by itself."""
     if not location.is_dir():
         raise InputError(
             "no store directory here",
@@ -35,7 +104,52 @@ def serve_store(location: Path, *, bind: str = "127.0.0.1:7878", read_write: boo
             value=str(location),
             hint="create one with finkg init (or finkg demo)",
         )
+    host, port, family = _address(bind)
+    inner = _free_port()
+    command = server_command(
+        location, bind=f"127.0.0.1:{inner}", read_write=read_write, timeout_s=timeout_s
+    )
+    preexec = _die_with_parent if sys.platform.startswith("linux") else None
+    child = subprocess.Popen(command, stdin=subprocess.DEVNULL, preexec_fn=preexec)
+    signalled = threading.Event()
+    previous = {}
     try:
-        return subprocess.call(server_command(location, bind=bind, read_write=read_write))
-    except KeyboardInterrupt:
+        _wait_ready(child, inner)
+        policy = Policy(read_write=read_write, allow_service=allow_service, timeout_s=timeout_s)
+        server_class = type("Server", (ThreadingHTTPServer,), {"address_family": family})
+        try:
+            server = server_class((host, port), handler("127.0.0.1", inner, policy))
+        except OSError as e:
+            raise InputError(
+                f"cannot listen there: {e.strerror}", field="--bind", value=bind
+            ) from None
+        server.daemon_threads = True
+
+        def stop() -> None:  # serve_forever returns once shutdown runs in another thread
+            threading.Thread(target=server.shutdown, daemon=True).start()
+
+        def on_signal(*_: object) -> None:
+            signalled.set()
+            stop()
+
+        if threading.current_thread() is threading.main_thread():
+            for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+                previous[sig] = signal.signal(sig, on_signal)
+        threading.Thread(target=lambda: (child.wait(), stop()), daemon=True).start()
+        try:
+            server.serve_forever(poll_interval=0.2)
+        finally:
+            server.server_close()
+    finally:
+        for sig, old in previous.items():
+            signal.signal(sig, old)
+        if child.poll() is None:
+            child.terminate()
+            try:
+                child.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                child.kill()
+                child.wait()
+    if signalled.is_set():
         return 0
+    return child.returncode or 3  # the Oxigraph server stopped by itself

@@ -1,336 +1,265 @@
-"""finkg's SHACL shapes as SPARQL: one SELECT per constraint, run by Oxigraph.
+"""SHACL shapes as SPARQL: one SELECT per constraint, run by Oxigraph.
 
 pyshacl validates about 7,000 triples a second here; ingest must check hundreds of
-thousands. This module reads the shapes graph and writes, for every constraint of every
-property shape, a query that returns exactly the (focus node, value) pairs that violate it,
-following the SHACL Core definitions. Targets are `sh:targetClass`, widened to the class's
-subclasses from finkg.ttl at compile time, so the data needs no ontology beside it.
+thousands. This module reads a shapes graph and writes, for every constraint of every
+targeted shape, a query that returns exactly the focus nodes (and value nodes) that violate
+it, following the SHACL Core definitions (`constraints.py` writes the queries).
 
-It supports the constraints finkg's shapes use (cardinality, datatype with well-formedness,
-node kind, class, in, pattern, lengths, value ranges, hasValue, lessThan/lessThanOrEquals on
-predicate paths) and refuses, when compiling, any shape that needs more; pyshacl stays the
-reference, and a test checks both engines agree on every fixture.
+Targets: `sh:targetClass`, implicit class targets (a shape that is also an `rdfs:Class` or
+`owl:Class`), `sh:targetNode`, `sh:targetSubjectsOf`, `sh:targetObjectsOf`. A class target
+reaches the class's subclasses in the `ontology` graph (finkg.ttl, so finkg's data needs no
+ontology beside it) and, at run time, those stated in the data (`validate.py` compiles again
+when the data adds any). Paths: every SHACL path, as a SPARQL property path. Property shapes
+inside property shapes are followed.
+
+Anything else is refused when compiling, with a ShapeCompileError (exit code 2) that names
+the shape and the feature (README, "What the SHACL compiler refuses"): a shape is either
+checked as SHACL says or not checked at all, never passed unchecked. pyshacl stays the
+reference: a test runs the W3C SHACL core suite through this compiler, and another checks
+both engines agree on every finkg fixture.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cache
+from typing import NoReturn
 
 import rdflib
-from rdflib.collection import Collection
-from rdflib.namespace import RDF, RDFS, SH, XSD
+from rdflib.namespace import OWL, RDF, RDFS, SH
 
-from finkg.errors import FinkgError
-
-# xsd datatypes whose well-formedness a SPARQL cast can check
-_CASTABLE = {
-    str(XSD[t])
-    for t in ("string", "integer", "decimal", "double", "float", "boolean", "date", "dateTime")
-}
-_RANGE = {SH.minInclusive: ">=", SH.minExclusive: ">", SH.maxInclusive: "<=", SH.maxExclusive: "<"}
-_SUPPORTED_PROPERTY = {
-    SH.path,
-    SH.minCount,
-    SH.maxCount,
-    SH.datatype,
-    SH.nodeKind,
-    SH["class"],
-    SH["in"],
-    SH.pattern,
-    SH.flags,
-    SH.minLength,
-    SH.maxLength,
-    SH.hasValue,
-    SH.lessThan,
-    SH.lessThanOrEquals,
-    SH.message,
-    SH.name,
-    SH.description,
-    SH.severity,
-    SH.deactivated,
-    *_RANGE,
-    RDF.type,
-    RDFS.label,
-    RDFS.comment,
-}
-_SUPPORTED_NODE = {
-    SH.targetClass,
-    SH.property,
-    SH.sparql,
-    SH.message,
-    SH.severity,
-    SH.deactivated,
-    SH.name,
-    SH.description,
-    RDF.type,
-    RDFS.label,
-    RDFS.comment,
-}
+from finkg.errors import InputError
+from finkg.shapes import constraints
+from finkg.shapes.terms import PathError, sparql_path
 
 
-class ShapeCompileError(FinkgError):
-    """A shape uses SHACL this compiler does not implement."""
+class ShapeCompileError(InputError):
+    """A shape uses SHACL this compiler does not implement (exit code 2)."""
 
 
 @dataclass(frozen=True)
 class Check:
-    """One constraint as a query: its SELECT returns ?focus (and ?value where there is one).
+    """One constraint as a query: its SELECT returns ?focus (and ?value where there is one;
+    ?path where the path differs by row, sh:closed; ?cmp where Python decides the rows
+    Oxigraph could not compare, the value ranges and sh:lessThan).
 
     `arg` is the constraint's parameter, for engines that evaluate it without the query
     (`screen.py`): a count or length (int) for Min/MaxCount and Min/MaxLength; the datatype
     IRI (Datatype); the sh:nodeKind IRI (NodeKind); the member class IRIs (Class); the
     allowed terms as N-Triples (In); (pattern, flags or None) (Pattern); (operator,
     lexical form, datatype IRI) of the bound (Min/MaxIn/Exclusive); the value as N-Triples
-    (HasValue); the other path's IRI (LessThan, LessThanOrEquals); None (SPARQL)."""
+    (HasValue); the other path's IRI (LessThan, LessThanOrEquals); None (SPARQL and the
+    components finkg's shapes do not use)."""
 
-    shape: str  # the property shape's IRI (or a description of a blank one)
+    shape: str  # the shape's IRI (or a description of a blank one)
     classes: frozenset[str]  # the target classes and their subclasses (IRIs)
-    path: str
+    path: str  # the predicate IRI; a SPARQL path for other paths; "" for node shapes
     component: str  # the SHACL constraint component, e.g. "MinCount"
     message: str
     query: str
     arg: object = None
+    severity: str = "Violation"
+    other_targets: bool = False  # targets beyond `classes`: run whatever classes occur
 
 
-def _term(node: rdflib.term.Node) -> str:
-    return node.n3()
+# shape parameters that change nothing about validation
+_NON_VALIDATING = {
+    SH.message,
+    SH.name,
+    SH.description,
+    SH.severity,
+    SH.deactivated,
+    SH.order,
+    SH.group,
+    SH.defaultValue,
+}
+_TARGETS = {SH.targetClass, SH.targetNode, SH.targetSubjectsOf, SH.targetObjectsOf}
+_CLASSES = {RDFS.Class, OWL.Class}
+_REFUSED = {
+    SH.node: "sh:node (a value node must conform to another shape)",
+    SH["not"]: "sh:not",
+    SH["and"]: "sh:and",
+    SH["or"]: "sh:or",
+    SH.xone: "sh:xone",
+    SH.qualifiedValueShape: "qualified value shapes (sh:qualifiedValueShape)",
+    SH.qualifiedMinCount: "qualified value shapes (sh:qualifiedMinCount)",
+    SH.qualifiedMaxCount: "qualified value shapes (sh:qualifiedMaxCount)",
+    SH.qualifiedValueShapesDisjoint: "qualified value shapes (sh:qualifiedValueShapesDisjoint)",
+    SH.target: "SHACL-AF targets (sh:target)",
+    SH.rule: "SHACL-AF rules (sh:rule)",
+    SH.js: "SHACL-JS",
+}
+_PREDICATES = _NON_VALIDATING | _TARGETS | constraints.NODE | constraints.PROPERTY | {SH.path}
 
 
-def _message(shapes: rdflib.Graph, shape: rdflib.term.Node, default: str) -> str:
-    text = shapes.value(shape, SH.message)
-    return str(text) if text is not None else default
+@dataclass(frozen=True)
+class Focus:
+    """Where a shape's focus nodes come from: its targets, or (for a property shape inside
+    a property shape) the value nodes of the outer shape."""
+
+    classes: tuple[str, ...] = ()  # the class closure, as N-Triples
+    nodes: tuple[str, ...] = ()
+    subjects_of: tuple[str, ...] = ()
+    objects_of: tuple[str, ...] = ()
+    outer: Focus | None = None
+    outer_path: str = ""
+
+    @property
+    def other_targets(self) -> bool:
+        if self.outer is not None:
+            return self.outer.other_targets
+        return bool(self.nodes or self.subjects_of or self.objects_of)
+
+    @property
+    def class_iris(self) -> frozenset[str]:
+        if self.outer is not None:
+            return self.outer.class_iris
+        return frozenset(c.strip("<>") for c in self.classes)
+
+    def pattern(self, var: str = "?focus") -> str:
+        """A group graph pattern that binds `var` to each focus node (maybe more than once)."""
+        if self.outer is not None:
+            up = var + "_up"
+            inner = f"{self.outer.pattern(up)} {up} {self.outer_path} {var} ."
+            return f"{{ SELECT DISTINCT {var} WHERE {{ {inner} }} }}"
+        parts = []
+        if self.classes:
+            parts.append(f"VALUES {var}_class {{ {' '.join(self.classes)} }} {var} a {var}_class .")
+        if self.nodes:
+            parts.append(f"VALUES {var} {{ {' '.join(self.nodes)} }}")
+        parts += [f"{var} {p} [] ." for p in self.subjects_of]
+        parts += [f"[] {p} {var} ." for p in self.objects_of]
+        if len(parts) == 1:
+            return parts[0]
+        return " UNION ".join(f"{{ {p} }}" for p in parts)
 
 
-def _subclasses(ontology: rdflib.Graph, cls: rdflib.term.Node) -> list[str]:
+def subclasses(ontology: rdflib.Graph, cls: rdflib.term.Node) -> list[str]:
+    """`cls` and its subclasses in `ontology` (rdfs:subClassOf, transitively), as N-Triples."""
     found, todo = {cls}, [cls]
     while todo:
         for sub in ontology.subjects(RDFS.subClassOf, todo.pop()):
             if sub not in found:
                 found.add(sub)
                 todo.append(sub)
-    return sorted(_term(c) for c in found)
+    return sorted(c.n3() for c in found)
 
 
 def compile_shapes(shapes: rdflib.Graph, ontology: rdflib.Graph) -> list[Check]:
-    """Every constraint of every active node shape with class targets, as a Check."""
+    """Every constraint of every active, targeted shape (and the property shapes inside
+    it), as a Check; raises ShapeCompileError on any construct it does not implement."""
+    for component in shapes.subjects(RDF.type, SH.ConstraintComponent):
+        _refuse(component, "custom constraint components (sh:ConstraintComponent)")
+    if (None, OWL.imports, None) in shapes:
+        _refuse(next(shapes.subjects(OWL.imports, None)), "owl:imports in the shapes graph")
     checks: list[Check] = []
-    for node_shape in sorted(set(shapes.subjects(SH.targetClass, None)), key=str):
-        if shapes.value(node_shape, SH.deactivated) == rdflib.Literal(True):
-            continue
-        _refuse_unknown(shapes, node_shape, _SUPPORTED_NODE)
-        classes = sorted(
-            {
-                c
-                for t in shapes.objects(node_shape, SH.targetClass)
-                for c in _subclasses(ontology, t)
-            }
-        )
-        focus = f"VALUES ?class {{ {' '.join(classes)} }} ?focus a ?class ."
-        targets = frozenset(c.strip("<>") for c in classes)
-        for prop in sorted(shapes.objects(node_shape, SH.property), key=str):
-            if shapes.value(prop, SH.deactivated) == rdflib.Literal(True):
-                continue
-            _refuse_unknown(shapes, prop, _SUPPORTED_PROPERTY)
-            checks.extend(_property_checks(shapes, ontology, prop, focus, targets))
-        for constraint in sorted(shapes.objects(node_shape, SH.sparql), key=str):
-            checks.append(_sparql_check(shapes, node_shape, constraint, focus, targets))
+    for shape in sorted(_targeted(shapes), key=str):
+        if _active(shapes, shape):
+            focus = _focus(shapes, ontology, shape)
+            checks.extend(_shape_checks(shapes, ontology, shape, focus, depth=0))
     return checks
 
 
-def _sparql_check(
-    shapes: rdflib.Graph,
-    node_shape: rdflib.term.Node,
-    constraint: rdflib.term.Node,
-    focus: str,
-    targets: frozenset[str],
-) -> Check:
-    """A SHACL-SPARQL constraint: its SELECT, with $this joined to the shape's targets."""
-    select = shapes.value(constraint, SH.select)
-    if select is None:
-        raise ShapeCompileError(f"SPARQL constraint {constraint} has no sh:select")
-    prologue = "".join(
-        f"PREFIX {shapes.value(d, SH.prefix)}: <{shapes.value(d, SH.namespace)}>\n"
-        for p in shapes.objects(constraint, SH.prefixes)
-        for d in shapes.objects(p, SH.declare)
-    )
-    inner = str(select).replace("$this", "?focus")
-    query = f"{prologue}SELECT DISTINCT ?focus ?value WHERE {{ {focus} {{ {inner} }} }}"
-    return Check(
-        str(node_shape),
-        targets,
-        "",
-        "SPARQL",
-        _message(shapes, constraint, "SPARQL constraint violated"),
-        query,
+def _active(shapes: rdflib.Graph, shape: rdflib.term.Node) -> bool:
+    return not any(constraints.is_true(v) for v in shapes.objects(shape, SH.deactivated))
+
+
+def _is_shape(shapes: rdflib.Graph, node: rdflib.term.Node) -> bool:
+    types = set(shapes.objects(node, RDF.type))
+    return bool(types & {SH.NodeShape, SH.PropertyShape}) or any(
+        p in _PREDICATES or p in _REFUSED for p in shapes.predicates(node)
     )
 
 
-def _refuse_unknown(shapes: rdflib.Graph, shape: rdflib.term.Node, allowed: set) -> None:
-    for p in set(shapes.predicates(shape, None)):
-        if p not in allowed:
-            raise ShapeCompileError(
-                f"shape {shape} uses {p}, which finkg's SPARQL validator does not implement; "
-                "express it with supported constraints or validate with engine='pyshacl'"
-            )
+def _targeted(shapes: rdflib.Graph) -> set[rdflib.term.Node]:
+    found = {s for p in _TARGETS for s in shapes.subjects(p, None)}
+    for cls in _CLASSES:
+        found |= {s for s in shapes.subjects(RDF.type, cls) if _is_shape(shapes, s)}
+    return found
 
 
-def _property_checks(
+def _refuse(shape: rdflib.term.Node, feature: str, path: str = "") -> NoReturn:
+    raise ShapeCompileError(
+        f"shape {_name(shape, path)} uses {feature}, which finkg's SPARQL validator does not "
+        "implement",
+        hint="validate with --engine pyshacl (or engine='pyshacl'), or drop the feature",
+    )
+
+
+def _name(shape: rdflib.term.Node, path: str = "") -> str:
+    if isinstance(shape, rdflib.URIRef):
+        return str(shape)
+    return f"[shape on {path}]" if path else f"_:{shape}"
+
+
+def _focus(shapes: rdflib.Graph, ontology: rdflib.Graph, shape: rdflib.term.Node) -> Focus:
+    classes = set(shapes.objects(shape, SH.targetClass))
+    if set(shapes.objects(shape, RDF.type)) & _CLASSES:
+        classes.add(shape)
+    nodes = list(shapes.objects(shape, SH.targetNode))
+    for node in nodes:
+        if isinstance(node, rdflib.BNode):
+            _refuse(shape, "a blank node as sh:targetNode")
+        constraints.refuse_rewritten(shape, "sh:targetNode", [node], _refuse)
+    props = [
+        *shapes.objects(shape, SH.targetSubjectsOf),
+        *shapes.objects(shape, SH.targetObjectsOf),
+    ]
+    if not all(isinstance(c, rdflib.URIRef) for c in [*classes, *props]):
+        _refuse(shape, "a target class or predicate that is not an IRI")
+    return Focus(
+        classes=tuple(sorted({c for t in classes for c in subclasses(ontology, t)})),
+        nodes=tuple(sorted({n.n3() for n in nodes})),
+        subjects_of=tuple(sorted(p.n3() for p in shapes.objects(shape, SH.targetSubjectsOf))),
+        objects_of=tuple(sorted(p.n3() for p in shapes.objects(shape, SH.targetObjectsOf))),
+    )
+
+
+def _shape_checks(
     shapes: rdflib.Graph,
     ontology: rdflib.Graph,
-    prop: rdflib.term.Node,
-    focus: str,
-    targets: frozenset[str],
-) -> Iterator[Check]:
-    path = shapes.value(prop, SH.path)
-    if not isinstance(path, rdflib.URIRef):
-        raise ShapeCompileError(f"shape {prop}: only predicate paths are supported, got {path}")
-    name = str(prop) if isinstance(prop, rdflib.URIRef) else f"[shape on {path}]"
-    p = _term(path)
-
-    def check(
-        component: str,
-        default: str,
-        where: str,
-        select: str = "?focus ?value",
-        tail: str = "",
-        *,
-        arg: object,
-    ) -> Check:
-        query = f"SELECT DISTINCT {select} WHERE {{ {focus} {where} }} {tail}".rstrip()
-        message = _message(shapes, prop, default)
-        return Check(name, targets, str(path), component, message, query, arg)
-
-    def values(condition: str, component: str, default: str, *, arg: object) -> Check:
-        return check(component, default, f"?focus {p} ?value . FILTER ({condition})", arg=arg)
-
-    # Counts of 1 (nearly all) as NOT EXISTS and a self-join: 2-3x faster than GROUP BY.
-    for count in shapes.objects(prop, SH.minCount):
-        n = int(count)
-        if n == 1:
-            yield check(
-                "MinCount", "no value", f"FILTER NOT EXISTS {{ ?focus {p} ?v }}", "?focus", arg=n
-            )
-        elif n > 1:
-            yield check(
-                "MinCount",
-                f"fewer than {n} values",
-                f"OPTIONAL {{ ?focus {p} ?v }}",
-                "?focus",
-                f"GROUP BY ?focus HAVING (COUNT(DISTINCT ?v) < {n})",
-                arg=n,
-            )
-    for count in shapes.objects(prop, SH.maxCount):
-        n = int(count)
-        if n == 1:
-            yield check(
-                "MaxCount",
-                "more than one value",
-                f"?focus {p} ?v . ?focus {p} ?w . FILTER (!sameTerm(?v, ?w))",
-                "?focus",
-                arg=n,
-            )
-        else:
-            yield check(
-                "MaxCount",
-                f"more than {n} values",
-                f"?focus {p} ?v .",
-                "?focus",
-                f"GROUP BY ?focus HAVING (COUNT(DISTINCT ?v) > {n})",
-                arg=n,
-            )
-    for dt in shapes.objects(prop, SH.datatype):
-        d = _term(dt)
-        cast = " || !BOUND(?cast)" if str(dt) in _CASTABLE else ""
-        bind = f"BIND ({d}(STR(?value)) AS ?cast) " if str(dt) in _CASTABLE else ""
-        yield check(
-            "Datatype",
-            f"value is not a well-formed {dt}",
-            f"?focus {p} ?value . {bind}"
-            f"FILTER (!isLiteral(?value) || datatype(?value) != {d}{cast})",
-            arg=str(dt),
-        )
-    for kind in shapes.objects(prop, SH.nodeKind):
-        test = {
-            SH.IRI: "isIRI(?value)",
-            SH.BlankNode: "isBlank(?value)",
-            SH.Literal: "isLiteral(?value)",
-            SH.BlankNodeOrIRI: "!isLiteral(?value)",
-            SH.IRIOrLiteral: "!isBlank(?value)",
-            SH.BlankNodeOrLiteral: "!isIRI(?value)",
-        }
-        yield values(f"!({test[kind]})", "NodeKind", f"value is not a {kind}", arg=str(kind))
-    for cls in shapes.objects(prop, SH["class"]):
-        classes = _subclasses(ontology, cls)
-        members = " ".join(classes)
-        yield check(
-            "Class",
-            f"value is not a {cls}",
-            f"?focus {p} ?value . FILTER NOT EXISTS {{ VALUES ?vclass {{ {members} }} "
-            "?value a ?vclass }",
-            arg=frozenset(c.strip("<>") for c in classes),
-        )
-    for head in shapes.objects(prop, SH["in"]):
-        terms = [_term(x) for x in Collection(shapes, head)]
-        allowed = " ".join(terms)
-        yield check(
-            "In",
-            "value is not one of the allowed values",
-            f"?focus {p} ?value . FILTER NOT EXISTS {{ VALUES ?allowed {{ {allowed} }} "
-            "FILTER (sameTerm(?value, ?allowed)) }",
-            arg=frozenset(terms),
-        )
-    for pattern in shapes.objects(prop, SH.pattern):
-        flags = shapes.value(prop, SH.flags)
-        args = _term(rdflib.Literal(str(pattern))) + (
-            f", {_term(rdflib.Literal(str(flags)))}" if flags is not None else ""
-        )
-        yield values(
-            f"isBlank(?value) || !REGEX(STR(?value), {args})",
-            "Pattern",
-            f"value does not match {pattern}",
-            arg=(str(pattern), None if flags is None else str(flags)),
-        )
-    for length, op, component in (
-        (SH.minLength, "<", "MinLength"),
-        (SH.maxLength, ">", "MaxLength"),
-    ):
-        for n in shapes.objects(prop, length):
-            yield values(
-                f"isBlank(?value) || STRLEN(STR(?value)) {op} {int(n)}",
-                component,
-                f"string length {op} {int(n)}",
-                arg=int(n),
-            )
-    for bound, op in _RANGE.items():
-        for limit in shapes.objects(prop, bound):
-            yield values(
-                f"!COALESCE(?value {op} {_term(limit)}, false)",
-                bound.split("#")[-1][0].upper() + bound.split("#")[-1][1:],
-                f"value is not {op} {limit}",
-                arg=(op, str(limit), str(limit.datatype or XSD.string)),
-            )
-    for value in shapes.objects(prop, SH.hasValue):
-        yield check(
-            "HasValue",
-            f"does not have the value {value}",
-            f"FILTER NOT EXISTS {{ ?focus {p} {_term(value)} }}",
-            "?focus",
-            arg=_term(value),
-        )
-    for other, op, component in (
-        (SH.lessThan, "<", "LessThan"),
-        (SH.lessThanOrEquals, "<=", "LessThanOrEquals"),
-    ):
-        for p2 in shapes.objects(prop, other):
-            yield check(
-                component,
-                f"value is not {op} the value of {p2}",
-                f"?focus {p} ?value . ?focus {_term(p2)} ?other . "
-                f"FILTER (!COALESCE(?value {op} ?other, false))",
-                arg=str(p2),
-            )
+    shape: rdflib.term.Node,
+    focus: Focus,
+    *,
+    depth: int,
+) -> list[Check]:
+    """The checks of one shape at `focus`, and of the property shapes inside it."""
+    if depth > 8:
+        _refuse(shape, "property shapes nested more than 8 deep (or in a cycle)")
+    paths = list(shapes.objects(shape, SH.path))
+    if len(paths) > 1:
+        _refuse(shape, "more than one sh:path")
+    path = None
+    if paths:
+        try:
+            path = sparql_path(shapes, paths[0])
+        except PathError as e:
+            _refuse(shape, f"a malformed sh:path ({e})")
+    path_iri = str(paths[0]) if paths and isinstance(paths[0], rdflib.URIRef) else path or ""
+    for p in set(shapes.predicates(shape)):
+        if p in _REFUSED:
+            _refuse(shape, _REFUSED[p], path_iri)
+        if str(p).startswith(str(SH)) and p not in _PREDICATES:
+            _refuse(shape, p.n3(shapes.namespace_manager), path_iri)
+    site = constraints.Site(
+        shapes=shapes,
+        ontology=ontology,
+        shape=shape,
+        name=_name(shape, path_iri),
+        focus=focus,
+        path=path,
+        path_iri=path_iri,
+        refuse=lambda _shape, feature: _refuse(shape, feature, path_iri),
+    )
+    checks = list(constraints.checks(site))
+    for inner in sorted(shapes.objects(shape, SH.property), key=str):
+        if not _active(shapes, inner):
+            continue
+        if not list(shapes.objects(inner, SH.path)):
+            _refuse(inner, "a property shape without sh:path")
+        inner_focus = focus if path is None else Focus(outer=focus, outer_path=path)
+        checks += _shape_checks(shapes, ontology, inner, inner_focus, depth=depth + 1)
+    return checks
 
 
 @cache

@@ -1,21 +1,25 @@
 """SHACL validation of finkg data, by two engines that must agree.
 
 `validate_quads` checks any set of quads (an ingest batch, one output, a file);
-`validate_store` checks a store's data graphs in place.
+`validate_store` checks a store's data graphs in place. Both check finkg's shapes, or the
+`shapes` given (an rdflib Graph, for `finkg validate --shapes`).
 
 - engine "sparql" (the default): the shapes compiled to SPARQL (`compile.py`) and run by
-  Oxigraph, on a scratch store for quads or on the store itself; fast enough for ingest.
-- engine "pyshacl": the reference implementation; the ontology is mixed in so that
+  Oxigraph (`engine.py`), on a scratch store for quads or on the store itself; fast enough
+  for ingest. It refuses (ShapeCompileError, exit code 2) the SHACL it does not implement.
+- engine "pyshacl": the reference implementation; finkg's ontology is mixed in so that
   `sh:targetClass fkg:Evidence` reaches every subclass. Data crosses from pyoxigraph to
   rdflib as N-Triples, so string literals arrive as plain literals on both sides (DESIGN §9).
 
+Oxigraph stores literals in a canonical form (`"01"^^xsd:integer` as `"1"`, `xsd:byte` as
+`xsd:integer`), so the SPARQL engine checks quads as the store will hold them; with
+`exact=True` (files) it refuses a literal it would check rewritten instead.
 The tests run every fixture through both and require the same violations.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Sequence
 from functools import cache
 from importlib import resources
 from pathlib import Path
@@ -28,44 +32,26 @@ from rdflib.namespace import SH
 from finkg import queries
 from finkg.errors import InputError
 from finkg.ontology import ontology_path
-from finkg.shapes.compile import finkg_checks
+from finkg.shapes.compile import Check, compile_shapes, finkg_checks
+from finkg.shapes.engine import Select, run_checks
+from finkg.shapes.report import FSH, Report, Violation
+from finkg.shapes.terms import rewritten
 
-FSH = "https://w3id.org/finkg/shapes#"
+__all__ = [
+    "ENGINES",
+    "FSH",
+    "Report",
+    "Violation",
+    "ontology_graph",
+    "read_shapes",
+    "shape_files",
+    "shapes_graph",
+    "validate_graph",
+    "validate_quads",
+    "validate_store",
+]
+
 ENGINES = ("sparql", "pyshacl")
-
-
-@dataclass(frozen=True)
-class Violation:
-    focus: str
-    shape: str
-    message: str
-    path: str | None = None
-    value: str | None = None
-    severity: str = "Violation"
-
-
-@dataclass(frozen=True)
-class Report:
-    conforms: bool
-    violations: list[Violation] = field(default_factory=list)
-    triples: int = 0
-
-    def text(self, *, limit: int = 50) -> str:
-        """A readable report: one block per violation (focus node, path, message)."""
-        if self.conforms:
-            return f"conforms: {self.triples} triples checked against finkg's shapes"
-        lines = [f"{len(self.violations)} violation(s) in {self.triples} triples:"]
-        for v in self.violations[:limit]:
-            lines.append(f"- {v.severity} of {_short(v.shape)}")
-            lines.append(f"  focus node: {v.focus}")
-            if v.path:
-                lines.append(f"  path: {v.path}")
-            if v.value is not None:
-                lines.append(f"  value: {v.value}")
-            lines.append(f"  message: {v.message}")
-        if len(self.violations) > limit:
-            lines.append(f"... and {len(self.violations) - limit} more")
-        return "\n".join(lines)
 
 
 def shape_files() -> list[Path]:
@@ -86,30 +72,99 @@ def ontology_graph() -> rdflib.Graph:
     return rdflib.Graph().parse(ontology_path(), format="turtle")
 
 
+def read_shapes(paths: Iterable[Path]) -> rdflib.Graph:
+    """A shapes graph from RDF files (any format Oxigraph reads, by extension), literals as
+    written: rdflib's parser would rewrite "1"^^xsd:boolean as "true" and "01" as "1"."""
+    g = rdflib.Graph()
+    for path in paths:
+        fmt = ox.RdfFormat.from_extension(path.suffix.lstrip("."))
+        if fmt is None:
+            raise InputError(
+                "unknown RDF file extension",
+                source=path,
+                hint="use .ttl, .nt, .nq, .trig, .rdf or .jsonld",
+            )
+        try:
+            for q in ox.parse(path=str(path), format=fmt, base_iri=path.resolve().as_uri()):
+                g.add((_rdflib(q.subject), _rdflib(q.predicate), _rdflib(q.object)))
+        except (OSError, SyntaxError) as e:
+            raise InputError(f"cannot read shapes: {e}", source=path) from None
+    return g
+
+
+def _rdflib(term: object) -> rdflib.term.Node:
+    if isinstance(term, ox.NamedNode):
+        return rdflib.URIRef(term.value)
+    if isinstance(term, ox.BlankNode):
+        return rdflib.BNode(term.value)
+    if isinstance(term, ox.Literal):
+        if term.language:
+            return rdflib.Literal(term.value, lang=term.language, normalize=False)
+        return rdflib.Literal(
+            term.value, datatype=rdflib.URIRef(term.datatype.value), normalize=False
+        )
+    raise InputError("shapes hold an RDF 1.2 triple term", value=str(term))
+
+
 def validate_quads(
-    quads: Iterable[ox.Quad], *, nquads: bytes = b"", engine: str = "sparql"
+    quads: Iterable[ox.Quad],
+    *,
+    nquads: bytes = b"",
+    engine: str = "sparql",
+    shapes: rdflib.Graph | None = None,
+    exact: bool = False,
 ) -> Report:
     """Validate quads, and the quads written as N-Quads text in `nquads` (their graphs
-    merged), against every shape."""
+    merged), against every shape (finkg's, or `shapes`).
+
+    With `exact`, the SPARQL engine refuses (InputError) a literal that Oxigraph would
+    store rewritten, rather than check it as the store would hold it."""
+    _check_engine(engine)
+    quads = list(quads) + _parsed(nquads) if engine == "pyshacl" or exact else quads
     if engine == "pyshacl":
         triples = [ox.Triple(q.subject, q.predicate, q.object) for q in quads]
-        triples += [ox.Triple(q.subject, q.predicate, q.object) for q in _parsed(nquads)]
         data = rdflib.Graph()
         if triples:
             data.parse(data=ox.serialize(triples, format=ox.RdfFormat.N_TRIPLES), format="nt")
-        return validate_graph(data)
-    _check_engine(engine)
+        return validate_graph(data, shapes=shapes)
+    checks = _checks(shapes)
+    if exact:
+        _refuse_rewritten([q.object for q in quads], checks)  # type: ignore[union-attr]
     scratch = ox.Store()
     scratch.extend(quads)  # graph names kept; the checks read the union of all graphs
-    if nquads:  # parsed by Oxigraph straight into the store: no Quad objects
+    if nquads and not exact:  # parsed by Oxigraph straight into the store: no Quad objects
         scratch.load(nquads, format=ox.RdfFormat.N_QUADS)
-    return _run_checks(
+    return _run(
         lambda text: _solutions(scratch.query(text, use_default_graph_as_union=True)),
         len(scratch),
+        shapes,
+        checks,
     )
 
 
-_PRESENT = "classes_present"
+# the constraints that read a literal's lexical form or identity, not only its value
+_LEXICAL = {"Pattern", "MinLength", "MaxLength", "In", "HasValue", "Equals", "Disjoint", "SPARQL"}
+
+
+def _refuse_rewritten(objects: list[object], checks: Sequence[Check]) -> None:
+    """Refuse data literals that the checks would read otherwise than written: another
+    datatype (xsd:byte stored as xsd:integer); another lexical form ("4.0" stored as "4")
+    where a check reads lexical forms or term identity, or where two terms become one."""
+    literals = [o for o in objects if isinstance(o, ox.Literal)]
+    changed = rewritten(literals)
+    if not changed:
+        return
+    retyped = [a for a, b in changed.items() if a.datatype != b.datatype]  # type: ignore[union-attr]
+    merged = set(changed.values()) & set(literals) or len(set(changed.values())) < len(changed)
+    if retyped or merged or any(c.component in _LEXICAL for c in checks):
+        shown = retyped or list(changed)
+        raise InputError(
+            f"{len(shown)} literal(s) that Oxigraph stores rewritten, so the SPARQL engine "
+            "cannot check them as written",
+            field="data",
+            value=", ".join(f"{a} (stored as {changed[a]})" for a in shown[:3]),
+            hint="validate with --engine pyshacl",
+        )
 
 
 def _parsed(nquads: bytes) -> list[ox.Quad]:
@@ -131,33 +186,29 @@ def _check_engine(engine: str) -> None:
         )
 
 
-def _run_checks(select: Callable[[str], list[dict[str, object]]], triples: int) -> Report:
-    """Run the compiled checks whose target classes occur in the data."""
-    present = {row["class"].value for row in select(queries.load(_PRESENT).text)}  # type: ignore[attr-defined]
-    violations = []
-    for check in finkg_checks():
-        if not check.classes & present:
-            continue
-        for row in select(check.query):
-            value = row.get("value")
-            violations.append(
-                Violation(
-                    focus=row["focus"].value,  # type: ignore[attr-defined]
-                    shape=check.shape,
-                    message=check.message,
-                    path=check.path or None,
-                    value=None if value is None else value.value,  # type: ignore[attr-defined]
-                )
-            )
-    violations.sort(key=lambda v: (v.shape, v.focus, v.path or ""))
-    return Report(not violations, violations, triples)
+def _checks(shapes: rdflib.Graph | None) -> Sequence[Check]:
+    """finkg's compiled checks, or those of `shapes` (no ontology beside the data)."""
+    return finkg_checks() if shapes is None else compile_shapes(shapes, rdflib.Graph())
 
 
-def validate_graph(data: rdflib.Graph) -> Report:
+def _run(
+    select: Select, triples: int, shapes: rdflib.Graph | None, checks: Sequence[Check]
+) -> Report:
+    return run_checks(
+        select,
+        triples,
+        shapes=shapes_graph() if shapes is None else shapes,
+        ontology=ontology_graph() if shapes is None else rdflib.Graph(),
+        checks=checks,
+    )
+
+
+def validate_graph(data: rdflib.Graph, *, shapes: rdflib.Graph | None = None) -> Report:
+    """pyshacl's report on `data`, against finkg's shapes and ontology or `shapes`."""
     conforms, results, _ = pyshacl.validate(
         data,
-        shacl_graph=shapes_graph(),
-        ont_graph=ontology_graph(),
+        shacl_graph=shapes_graph() if shapes is None else shapes,
+        ont_graph=ontology_graph() if shapes is None else None,
         inference="none",
         advanced=True,
         allow_warnings=True,
@@ -185,7 +236,11 @@ def validate_graph(data: rdflib.Graph) -> Report:
 
 
 def validate_store(
-    store: object, graphs: Sequence[ox.NamedNode] | None = None, *, engine: str = "sparql"
+    store: object,
+    graphs: Sequence[ox.NamedNode] | None = None,
+    *,
+    engine: str = "sparql",
+    shapes: rdflib.Graph | None = None,
 ) -> Report:
     """Validate a store's data graphs (all but the ontology graph, unless `graphs`)."""
     names = (
@@ -197,9 +252,14 @@ def validate_store(
             if g != store.graphs.ontology  # type: ignore[attr-defined]
         ]
     )
-    if engine == "pyshacl":
-        return validate_quads((q for g in names for q in store.quads(g)), engine=engine)  # type: ignore[attr-defined]
     _check_engine(engine)
+    if engine == "pyshacl":
+        return validate_quads(
+            (q for g in names for q in store.quads(g)),  # type: ignore[attr-defined]
+            engine=engine,
+            shapes=shapes,
+        )
+    checks = _checks(shapes)  # refuses what it cannot check, data or not
     if not names:
         return Report(True, [], 0)
     counts = queries.run(store, "graph_counts")  # type: ignore[arg-type]
@@ -207,11 +267,12 @@ def validate_store(
     # The whole store reads fastest as the union default graph (10x over a list of graphs);
     # the ontology graph holds classes, not instances of the classes shapes target.
     dataset = "union" if graphs is None else names
-    return _run_checks(lambda text: list(store.select(text, default_graphs=dataset)), triples)  # type: ignore[attr-defined]
-
-
-def _short(iri: str) -> str:
-    return "fsh:" + iri[len(FSH) :] if iri.startswith(FSH) else iri
+    return _run(
+        lambda text: list(store.select(text, default_graphs=dataset)),  # type: ignore[attr-defined]
+        triples,
+        shapes,
+        checks,
+    )
 
 
 def _describe(results: rdflib.Graph, shape: rdflib.term.Node | None) -> str:

@@ -1,0 +1,52 @@
+"""Which SPARQL requests would make the server call another host.
+
+The Oxigraph server evaluates `SERVICE <url> {...}` by sending the pattern to `url` and
+`LOAD <url>` by fetching it: anyone who can query an endpoint could make it call any host
+it can reach. `finkg serve` refuses both unless started with `--allow-service`.
+
+The check reads the request as SPARQL's tokens: strings, IRIs, comments, variables and
+prefixed names are skipped, and a SERVICE or LOAD keyword anywhere else refuses the
+request. Codepoint escapes (`\\u0053ERVICE`) are decoded first, as SPARQL 1.1 §19.2 says.
+It never lets a keyword through that a SPARQL parser would read as one; at worst it
+refuses a request that a parser would reject anyway.
+
+>>> outbound_reason("SELECT * WHERE { SERVICE <http://example.org/sparql> { ?s ?p ?o } }")
+'SERVICE'
+>>> outbound_reason('SELECT * WHERE { ?service <http://e.org/p> "SERVICE" } # SERVICE')
+>>> outbound_reason("LOAD <http://example.org/data.ttl>")
+'LOAD'
+"""
+
+from __future__ import annotations
+
+import re
+
+_ESCAPE = re.compile(r"\\u([0-9A-Fa-f]{4})|\\U([0-9A-Fa-f]{8})")
+_TOKEN = re.compile(
+    r"""
+      (?P<comment>\#[^\n\r]*)
+    | (?P<string>'''(?:[^'\\]|\\.|'(?!''))*'''|\"\"\"(?:[^"\\]|\\.|"(?!""))*\"\"\"
+                |'(?:[^'\\\n\r]|\\.)*'|"(?:[^"\\\n\r]|\\.)*")
+    | (?P<iri><[^<>"{}|^`\\\x00-\x20]*>)
+    | (?P<var>[?$][\w\u00b7\u0300-\u036f\u203f-\u2040]+)
+    | (?P<name>[\w\-.]*:(?:[\w\-.:%]|\\.)*)
+    | (?P<word>[A-Za-z_]\w*)
+    | (?P<other>\S)
+    """,
+    re.VERBOSE | re.DOTALL,
+)
+_OUTBOUND = {"SERVICE", "LOAD"}
+
+
+def outbound_reason(text: str) -> str | None:
+    """The keyword (SERVICE or LOAD) that would make the server call out, else None."""
+    try:
+        text = _ESCAPE.sub(lambda m: chr(int(m[1] or m[2], 16)), text)
+    except ValueError:  # beyond U+10FFFF
+        return "a malformed codepoint escape"
+    for m in _TOKEN.finditer(text):
+        if m.lastgroup == "word" and m.group().upper() in _OUTBOUND:
+            return m.group().upper()
+        if m.lastgroup == "other" and m.group() in "'\"":
+            return "an unterminated string"  # what follows cannot be read reliably
+    return None
