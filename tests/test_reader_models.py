@@ -294,3 +294,18 @@ def test_the_installed_llama_cpp_has_no_amx_kernels(smollm: Path) -> None:
     assert "CPU :" in info  # the text the check reads is really there
     assert "AMX" not in info
     refuse_amx(info)
+
+
+def test_an_option_is_scored_as_the_whole_reply_with_its_end_of_turn(smollm: Path) -> None:
+    from finkg.reader.llamacpp import LlamaCpp
+
+    llm = LlamaCpp(smollm, model_id="smollm2-135m", n_ctx=2048, threads=2)
+    messages = prompt("relevance").render({"query": "revenue", "chunk": "Revenue up"})
+    whole = llm.score(messages, ["yes", "no", "yes, it is"])
+    start = llm.score(messages, ["yes", "no", "yes, it is"], end=False)
+    for option in whole:
+        # the end-of-turn token has a probability below one: a finite, negative cost
+        assert math.isfinite(whole[option]) and whole[option] < start[option]
+    # without the end token "yes" scores at least as well as any reply that starts with it
+    assert start["yes"] >= start["yes, it is"]
+    assert whole != start

@@ -182,6 +182,7 @@ class LlamaCpp:
     """A GGUF model file, loaded once."""
 
     decoding = "grammar-1"  # part of the reply cache key: bump when decoding changes a reply
+    scoring = "options+end-1"  # how `score` scores: whole options with the end-of-turn token
 
     def __init__(
         self,
@@ -333,22 +334,38 @@ class LlamaCpp:
         shifted = logits - logits.max()
         return shifted - math.log(np.exp(shifted).sum())
 
-    def score(self, messages: Sequence[Message], options: Sequence[str]) -> dict[str, float]:
+    def _end_token(self) -> int:
+        """The token that closes the assistant's turn (end-of-turn where the vocabulary has
+        one, as Qwen's <|im_end|>; else end-of-sequence)."""
+        import llama_cpp
+
+        eot = int(llama_cpp.llama_vocab_eot(self.llm._model.vocab))
+        return eot if eot >= 0 else int(self.llm.token_eos())
+
+    def score(
+        self, messages: Sequence[Message], options: Sequence[str], *, end: bool = True
+    ) -> dict[str, float]:
+        """The log-probability of each option as the whole reply: its tokens (tokenized on
+        their own, as a reply is) and, with `end`, the end-of-turn token after them, so an
+        option that is the start of a longer reply is not scored as if it were all of it.
+        The prompt is evaluated once; each option's continuation is evaluated after it."""
         check_messages(messages)
         if not options:
             raise InputError("nothing to score", field="options")
         prompt = self._tokens(self.prompt_text(messages), prompt=True)
         self._eval_prompt(prompt)
         first = self._log_softmax()
+        closing = [self._end_token()] if end else []
         scores = {}
         for option in options:
             tokens = self._tokens(option, prompt=False)
             if not tokens:
                 raise InputError("an empty option cannot be scored", field="options")
-            logprob = float(first[tokens[0]])
-            if len(tokens) > 1:
+            sequence = tokens + closing
+            logprob = float(first[sequence[0]])
+            if len(sequence) > 1:
                 self.llm.n_tokens = len(prompt)
-                for previous, token in itertools.pairwise(tokens):
+                for previous, token in itertools.pairwise(sequence):
                     self.llm.eval([previous])
                     logprob += float(self._log_softmax()[token])
             scores[option] = logprob
