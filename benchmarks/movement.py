@@ -7,7 +7,7 @@ forecasts a deterministic sample of non-freeze queries of the test stocks in the
 period with each retriever: candidates are the test stocks' windows available before each
 query's decision instant (paper 001 §4.1), a deterministic --sample of them. Prints and
 writes ACC / MCC beside the paper's figures, the candidate-movement correlation (appendix
-B.2) and indicator occurrences (Figure 2) to benchmarks/reports/movement.md.
+B.2) and indicator occurrences (Figure 2) to benchmarks/reports/movement_retrievers.md.
 
     python benchmarks/movement.py --store /tmp/acl18-store --queries 8 \
         --model-dir ~/.finkg/cache/movement/finseer
@@ -99,7 +99,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--reader", default="qwen2.5-coder-0.5b")
     p.add_argument("--retrievers", default=",".join(RETRIEVERS))
     p.add_argument("--model-dir", type=Path, help="the trained retriever (for finseer)")
-    p.add_argument("--report", type=Path, default=ROOT / "benchmarks/reports/movement.md")
+    p.add_argument(
+        "--report", type=Path, default=ROOT / "benchmarks/reports/movement_retrievers.md"
+    )
     p.add_argument(
         "--merge",
         action="store_true",
