@@ -39,7 +39,13 @@ from finkg.retrieval.sequences import Query, WindowPool
 from finkg.tasks.decisions import Item, comparisons, decide_all, figures, table
 from finkg.tasks.head_records import write_head
 from finkg.tasks.heads import fit_as_of
-from finkg.tasks.movement.forecast import LABELS, MovementConfig, movement_messages, predict
+from finkg.tasks.movement.forecast import (
+    LABELS,
+    MovementConfig,
+    movement_messages,
+    predict,
+    query_features,
+)
 from finkg.tasks.movement.train import (
     labelled_queries,
     open_sequence_retriever,
@@ -50,12 +56,6 @@ from finkg.tasks.movement.train import (
 ROOT = Path(__file__).resolve().parents[1]
 HEADS = ("none", "prior", "multinomial", "card")
 BASELINES = ("majority", "stratified", "previous-day", "momentum", "none")
-
-
-def returns(q: Query) -> tuple[float, float]:
-    """The query's own 1-day and 4-day returns from its five closes (no later bar)."""
-    c = q.closes
-    return c[-1] / c[-2] - 1, c[-1] / c[0] - 1
 
 
 def sign(x: float) -> str:
@@ -151,7 +151,7 @@ def main(argv: list[str] | None = None) -> int:
             read_s += time.perf_counter() - t0
             reads += 1
             cache.data[key] = scores
-        d1, d4 = returns(q)
+        d1, d4 = query_features(q)
         return Item(
             q.decision,
             calendar.bar_available_at(q.day),

@@ -33,7 +33,7 @@ from finkg.retrieval.sequence_retrievers import (
 )
 from finkg.retrieval.sequences import WindowPool, build_query, znorm
 from finkg.shapes.validate import validate_store
-from finkg.tasks.movement.forecast import MovementConfig, forecast, predict
+from finkg.tasks.movement.forecast import MovementConfig, forecast, predict, query_features
 
 TICKERS = ("AAA", "BBB", "CCC")
 START = dt.date(2019, 1, 2)
@@ -340,3 +340,48 @@ def test_a_packaged_reader_scores_both_labels(full: BaseStore, tmp_path: Path) -
     assert f.label == max(f.logprobs, key=f.logprobs.get) and f.prediction is not None
     again = forecast(full, ticker="CCC", day=DAY, llm=llm, retriever=dtw, config=one)
     assert again.logprobs == f.logprobs  # a frozen reader reads the same prompt the same way
+
+
+def test_a_stored_decision_head_decides_and_the_forecast_says_which(tmp_path: Path) -> None:
+    from finkg.tasks.head_records import write_head
+    from finkg.tasks.heads import Matured, fit_as_of
+
+    store = filled(market(tmp_path))
+    decision = get_calendar().session_open(DAY)
+    # earlier forecasts of a reader that favoured "fall" by about 1.3 nats, half of them wrong
+    history = [
+        Matured(
+            decision - dt.timedelta(days=30 - i), {"rise": -1.5, "fall": -0.2}, (0.0, 0.0), label
+        )
+        for i, label in enumerate(["rise", "fall"] * 10)
+    ]
+    state = fit_as_of(
+        history, as_of=decision - dt.timedelta(days=1), kind="prior", classes=("rise", "fall")
+    )
+    head = write_head(store, "movement", state)
+    later = fit_as_of(
+        [*history, Matured(decision, {"rise": 0.0, "fall": -9.0}, (0.0, 0.0), "rise")],
+        as_of=decision + dt.timedelta(hours=8),
+        kind="prior",
+        classes=("rise", "fall"),
+    )
+    write_head(store, "movement", later)  # fitted after the decision: never used for it
+    dtw = open_retriever("dtw")
+    raw = forecast(
+        store, ticker="BBB", day=DAY, llm=reader("fall"), retriever=dtw, config=CONFIG, head="none"
+    )
+    decided = forecast(
+        store, ticker="BBB", day=DAY, llm=reader("fall"), retriever=dtw, config=CONFIG
+    )
+    assert raw.label == "fall" and raw.head is None
+    assert decided.head is not None and decided.head.iri == head
+    assert decided.head.state.sha256 == state.sha256
+    # the head removes the reader's preference for "fall": what is left favours "rise"
+    assert decided.label == "rise" == state.decide(decided.logprobs, query_features(decided.query))
+    output = decided.prediction.value  # type: ignore[union-attr]
+    assert store.ask(f"ASK {{ GRAPH ?g {{ <{output}> <{FKG.decidedBy.value}> <{head.value}> }} }}")
+    assert validate_store(store, [store.graphs.outputs, store.graphs.memory]).conforms
+    with pytest.raises(InputError, match="unknown decision head"):
+        forecast(
+            store, ticker="BBB", day=DAY, llm=reader(), retriever=dtw, config=CONFIG, head="svm"
+        )

@@ -69,6 +69,13 @@ def _model_dir(ctx: click.Context, given: Path | None) -> Path:
     type=click.Path(path_type=Path),
     help="The trained retriever's folder [default: the cache's movement/finseer].",
 )
+@click.option(
+    "--head",
+    default="prior",
+    show_default=True,
+    help="Decision head: the latest stored one of this kind fitted before the decision "
+    "(prior, multinomial, card); none, or none stored: the higher score decides.",
+)
 @store_option
 @click.pass_context
 def forecast_command(
@@ -82,6 +89,7 @@ def forecast_command(
     universe: str | None,
     reader: str | None,
     model_dir: Path | None,
+    head: str,
     store: str | None,
 ) -> None:
     """Forecast whether TICKER's adjusted close rises or falls on a session (paper 001).
@@ -117,12 +125,19 @@ def forecast_command(
             retriever=chosen,
             config=config,
             progress=progress,
+            head=head,
         )
     q = result.query
     out.print(
         f"{q.ticker} {q.day.isoformat()}: {result.label} "
         f"(P(rise) = {result.rise_probability:.3f}) with {result.retriever}, "
-        f"decision at {q.decision.isoformat()}"
+        f"decision at {q.decision.isoformat()}; "
+        + (
+            f"decided by the {result.head.state.kind} head {result.head.iri.value} "
+            f"(n = {result.head.state.n})"
+            if result.head
+            else "no decision head: the higher score decided"
+        )
     )
     out.print(f"query: {q.text}")
     for rank, hit in enumerate(result.hits, start=1):

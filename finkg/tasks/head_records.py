@@ -57,7 +57,7 @@ def write_head(store: BaseStore, task: str, state: HeadState) -> NamedNode:
 
 def head_as_of(store: BaseStore, task: str, kind: str, before: dt.datetime) -> dict | None:
     """The latest head of `task` and `kind` fitted as of an instant at or before `before`:
-    its IRI, instant, sample size and state (parsed), or None."""
+    its IRI, instant, sample size, state (parsed) and `HeadState` (`state_of`), or None."""
     rows = list(
         queries.run(store, "decision_head", {"task": task, "kind": kind, "before": before})  # type: ignore[arg-type]
     )
@@ -70,4 +70,15 @@ def head_as_of(store: BaseStore, task: str, kind: str, before: dt.datetime) -> d
         "n": int(r["n"].value),
         "state": json.loads(r["state"].value),
         "sha256": r["hash"].value,
+        "head_state": state_of(
+            json.loads(r["state"].value),
+            dt.datetime.fromisoformat(r["asOf"].value),
+            int(r["n"].value),
+        ),
     }
+
+
+def state_of(data: dict, as_of: dt.datetime, n: int) -> HeadState:
+    """A stored head's state, ready to decide (its fitting window is not needed for that)."""
+    params = {k: v for k, v in data.items() if k not in ("kind", "classes")}
+    return HeadState(data["kind"], tuple(data["classes"]), as_of, n, None, None, params)

@@ -17,6 +17,7 @@ readers live side by side and a rerun adds nothing.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import json
 import math
@@ -35,6 +36,8 @@ from finkg.reader.llm import LLM, Message, messages_hash
 from finkg.reader.read import prompt
 from finkg.retrieval.sequence_retrievers import RETRIEVERS, Hit, SequenceRetriever, top_k
 from finkg.retrieval.sequences import Progress, Query, WindowPool, build_query
+from finkg.tasks.head_records import head_as_of
+from finkg.tasks.heads import KINDS, HeadState
 
 LABELS = ("rise", "fall")
 EARLIEST = dt.date(1900, 1, 1)
@@ -82,6 +85,21 @@ class MovementConfig:
         )
 
 
+def query_features(q: Query) -> tuple[float, float]:
+    """The query's own 1-day and 4-day returns from its five closes (no later bar): what a
+    decision head may weigh beside the reader's scores."""
+    c = q.closes
+    return c[-1] / c[-2] - 1, c[-1] / c[0] - 1
+
+
+@dataclass(frozen=True)
+class Head:
+    """The decision head a forecast used: its IRI in the memory graph and its state."""
+
+    iri: NamedNode
+    state: HeadState
+
+
 @dataclass(frozen=True)
 class Forecast:
     query: Query
@@ -90,9 +108,12 @@ class Forecast:
     logprobs: dict[str, float]
     messages: tuple[Message, ...]
     prediction: NamedNode | None  # None when not written
+    head: Head | None = None  # None: the raw argmax of the scores
 
     @property
     def label(self) -> str:
+        if self.head is not None:
+            return self.head.state.decide(self.logprobs, query_features(self.query))
         return "rise" if self.logprobs["rise"] >= self.logprobs["fall"] else "fall"
 
     @property
@@ -136,18 +157,26 @@ def predict(
     retriever: SequenceRetriever,
     config: MovementConfig,
     write: bool = True,
+    head: Head | None = None,
 ) -> Forecast:
-    """Retrieve, read and (when `write`) record one query's forecast (module docstring)."""
+    """Retrieve, read and (when `write`) record one query's forecast (module docstring),
+    decided by `head` when given (it must have been fitted as of the decision or before)."""
+    if head is not None and head.state.as_of > query.decision:
+        raise InputError(
+            "a decision head fitted after the decision would see its future",
+            field="head",
+            value=head.state.as_of.isoformat(),
+        )
     started = dt.datetime.now(dt.UTC)
     rows = pool.eligible(query.decision)
     hits = tuple(top_k(retriever, query, pool, rows, config.k))
     messages = movement_messages(query, candidate_block(pool, [h.row for h in hits]))
     logprobs = llm.score(messages, list(LABELS))
-    forecast = Forecast(query, retriever.name, hits, logprobs, tuple(messages), None)
+    forecast = Forecast(query, retriever.name, hits, logprobs, tuple(messages), None, head)
     if not write:
         return forecast
     output = _write(store, forecast, llm=llm, retriever=retriever, config=config, started=started)
-    return Forecast(query, retriever.name, hits, logprobs, tuple(messages), output)
+    return dataclasses.replace(forecast, prediction=output)
 
 
 def _write(
@@ -159,7 +188,10 @@ def _write(
     config: MovementConfig,
     started: dt.datetime,
 ) -> NamedNode:
-    parameters = config.parameters(retriever)
+    parameters = config.parameters(retriever) | {
+        "head": f.head.state.kind if f.head else "none",
+        "head_sha256": f.head.state.sha256 if f.head else None,
+    }
     digest = messages_hash(list(f.messages))
     key = json.dumps(parameters, sort_keys=True)
     base = store.graphs.base
@@ -192,10 +224,18 @@ def _write(
             FKG.reason,
             Literal(
                 f"log P(rise) = {f.logprobs['rise']:.4f}, log P(fall) = {f.logprobs['fall']:.4f}"
+                + (
+                    f"; decided by the {f.head.state.kind} head fitted on {f.head.state.n} "
+                    f"matured forecasts as of {f.head.state.as_of.isoformat()}"
+                    if f.head
+                    else "; the higher score decides (no decision head)"
+                )
             ),
         ),
     )
     quads: list[Quad] = [*q.items, *(Quad(run, PROV.used, bar, g) for bar in f.query.bars)]
+    if f.head is not None:
+        quads += [Quad(output, FKG.decidedBy, f.head.iri, g), Quad(run, PROV.used, f.head.iri, g)]
     write_output(store, record, quads, output=output, run=run, note=f"movement {retriever.name}")
     return output
 
@@ -209,11 +249,19 @@ def forecast(
     retriever: SequenceRetriever,
     config: MovementConfig | None = None,
     progress: Progress | None = None,
+    head: str = "prior",
 ) -> Forecast:
-    """`finkg forecast`: build the query, load its pool, predict and write (docstring)."""
+    """`finkg forecast`: build the query, load its pool, predict and write (docstring),
+    deciding with the latest stored `head` of the movement job fitted as of the decision
+    or before (`benchmarks/movement_decisions.py` writes them); with none stored, or
+    `head="none"`, the raw argmax of the scores decides."""
     config = config or MovementConfig()
     if retriever.name not in RETRIEVERS:
         raise InputError("unknown retriever", field="--retriever", value=retriever.name)
+    if head not in KINDS:
+        raise InputError("unknown decision head", field="--head", value=head, hint=f"use {KINDS}")
     query = build_query(store, ticker, day)
+    stored = head_as_of(store, "movement", head, query.decision) if head != "none" else None
+    chosen = Head(stored["head"], stored["head_state"]) if stored else None
     pool = config.pool(store, query.decision, progress)
-    return predict(store, query, pool, llm=llm, retriever=retriever, config=config)
+    return predict(store, query, pool, llm=llm, retriever=retriever, config=config, head=chosen)
