@@ -22,6 +22,7 @@ from pyoxigraph import Literal, NamedNode, Quad
 from finkg.errors import InputError, TimestampError
 from finkg.kg.ingest.records import Reject, TextItem
 from finkg.ontology.terms import DCTERMS, FKG, RDF, XSD
+from finkg.shapes import castable
 
 
 def zone(name: str) -> ZoneInfo:
@@ -80,21 +81,35 @@ def string(value: str) -> Literal:
 
 
 def integer(value: int) -> Literal:
+    """An xsd:integer; one beyond Oxigraph's 64 bits is an InputError."""
+    if not castable.INTEGER_MIN <= int(value) <= castable.INTEGER_MAX:
+        raise InputError("integer out of range (an xsd:integer is 64 bits)", value=value)
     return Literal(str(int(value)), datatype=XSD.integer)
 
 
 def decimal(
     text: str | float | Decimal, *, field: str, positive: bool = False, non_negative: bool = False
 ) -> Literal:
-    """An xsd:decimal; NaN, infinities and (when asked) negative values are InputErrors."""
+    """An xsd:decimal Oxigraph holds (`shapes/castable.py`); NaN, infinities, numbers out
+    of its range or finer than its 18 decimal places and (when asked) negative values are
+    InputErrors."""
     try:
         value = Decimal(str(text).strip())
     except InvalidOperation:
         raise InputError("not a number", field=field, value=text) from None
     if not value.is_finite():
         raise InputError("not a finite number", field=field, value=text)
-    if not math.isfinite(float(value)):  # 1e400: a decimal, but no computation can use it
-        raise InputError("number out of range (beyond a double)", field=field, value=text)
+    if not castable.DECIMAL_MIN <= value <= castable.DECIMAL_MAX:  # 1e25, 1e400
+        raise InputError(
+            "number out of range (an xsd:decimal is within ±1.7e20)", field=field, value=text
+        )
+    if castable.decimal_places(value) > castable.DECIMAL_PLACES:  # 1e-30, 19 decimals
+        raise InputError(
+            f"more decimal places than an xsd:decimal keeps ({castable.DECIMAL_PLACES})",
+            field=field,
+            value=text,
+            hint="round the value in the source",
+        )
     if positive and value <= 0:
         raise InputError("must be positive", field=field, value=text)
     if non_negative and value < 0:

@@ -261,6 +261,32 @@ CASES: list[tuple[str, str, int | None, str | None, str, bytes | str]] = [
         "out of range",
         BARS + BAR1 + "2019-03-04,1e400,1e400,1e400,1e400,1e400,5\n",
     ),
+    # numbers Oxigraph's xsd:decimal cannot hold (issue 24: validate flagged them after ingest)
+    (
+        "ZQBO.csv",
+        "prices",
+        3,
+        "Volume",
+        "out of range",
+        BARS + BAR1 + BAR2.replace(",1200", ",1e25"),
+    ),
+    (
+        "ZQBP.csv",
+        "prices",
+        3,
+        "Close",
+        "more decimal places",
+        BARS + BAR1 + BAR2.replace("10.4,10.4", "10.4000000000000000001,10.4"),
+    ),
+    (
+        "ZQBQ.csv",
+        "prices",
+        3,
+        "Open",
+        "more decimal places",
+        BARS + BAR1 + "2019-03-04,1e-30,10.6,1e-30,10.4,10.4,1200\n",
+    ),
+    ("ZQBR.csv", "prices", 3, "High", "out of range", BARS + BAR1 + BAR2.replace("10.6", "1e300")),
     # companies
     ("companies-no-name.csv", "companies", 1, "header", "missing columns", "ticker\nZQAW\n"),
     ("companies-empty.csv", "companies", None, None, "empty file", ""),
