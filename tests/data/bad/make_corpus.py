@@ -47,6 +47,28 @@ PREFIX = (
     "@prefix xsd: <http://www.w3.org/2001/XMLSchema#> .\n"
 )
 NEWS_GRAPH = "https://w3id.org/finkg/id/graph/news"
+AUDIT_GRAPH = "https://w3id.org/finkg/id/graph/audit"
+ONTOLOGY_GRAPH = "https://w3id.org/finkg/id/graph/ontology"
+ARTICLE = (  # a news article and its source document, but for its fkg:text
+    "<https://e.org/doc> a fkg:SourceDocument ;\n"
+    '  fkg:contentHash "sha256:' + "ab" * 32 + '" ;\n'
+    "  <http://purl.org/dc/terms/source> <https://example.org/news/1> .\n"
+    "<https://e.org/news-1> a fkg:NewsArticle ;\n"
+    '  fkg:availableAt "2020-04-30T16:30:00-04:00"^^xsd:dateTime ;\n'
+    '  fkg:timeQuality "exact" ;\n'
+    '  fkg:timeRule "publishedDate read as America/New_York" ;\n'
+    "  fkg:sourceFamily fkg:News ;\n"
+    "  fkg:about <https://w3id.org/finkg/id/company/ZQAW> ;\n"
+    "  <http://www.w3.org/ns/prov#wasDerivedFrom> <https://e.org/doc> .\n"
+)
+LAUGHS = (  # a billion laughs, seven levels deep: 659 bytes once stored 100 MB
+    '<?xml version="1.0"?>\n<!DOCTYPE rdf:RDF [\n<!ENTITY a0 "aaaaaaaaaa">\n'
+    + "".join(f'<!ENTITY a{i} "{f"&a{i - 1};" * 10}">\n' for i in range(1, 8))
+    + ']>\n<rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#" '
+    'xmlns:fkg="https://w3id.org/finkg/ns#">\n'
+    '<rdf:Description rdf:about="https://e.org/a"><fkg:text>&a7;</fkg:text>'
+    "</rdf:Description>\n</rdf:RDF>\n"
+)
 
 
 def submissions(**recent: list[object]) -> str:
@@ -465,6 +487,56 @@ CASES: list[tuple[str, str, int | None, str | None, str, bytes | str]] = [
         None,
         "not valid N-Quads",
         f'<https://e.org/a b> <https://w3id.org/finkg/ns#text> "x" <{NEWS_GRAPH}> .\n',
+    ),
+    # issue 24: what `ingest rdf` once wrote with exit 0
+    (
+        "rdf-commit-in-audit.trig",
+        "rdf",
+        3,
+        "graph",
+        "finkg alone",
+        PREFIX + f"<{AUDIT_GRAPH}> {{\n"
+        "<https://w3id.org/finkg/id/commit/x> a fkg:Commit ; fkg:sequence 999999 .\n}\n",
+    ),
+    (
+        "rdf-redefines-ontology.trig",
+        "rdf",
+        3,
+        "graph",
+        "finkg alone",
+        PREFIX + f"<{ONTOLOGY_GRAPH}> {{\n"
+        "fkg:NewsArticle <http://www.w3.org/2000/01/rdf-schema#subClassOf> fkg:Nothing .\n}\n",
+    ),
+    ("rdf-entities.rdf", "rdf", 3, "DOCTYPE", "entity", LAUGHS),
+    (
+        "rdf-triple-term.trig",
+        "rdf",
+        4,
+        "https://w3id.org/finkg/ns#about",
+        "RDF 1.2",
+        PREFIX + f"<{NEWS_GRAPH}> {{\n"
+        "<https://e.org/a> fkg:about <<( <https://e.org/b> fkg:about <https://e.org/c> )>> .\n}\n",
+    ),
+    (
+        "rdf-no-text.trig",
+        "rdf",
+        7,  # the node without it
+        "https://w3id.org/finkg/ns#text",
+        "fkg:text",
+        PREFIX + f"<{NEWS_GRAPH}> {{\n" + ARTICLE + "}\n",
+    ),
+    (
+        "rdf-future.trig",
+        "rdf",
+        8,
+        "https://w3id.org/finkg/ns#availableAt",
+        "after the moment of ingestion",
+        PREFIX
+        + f"<{NEWS_GRAPH}> {{\n"
+        + ARTICLE.replace("2020-04-30", "2100-04-30").replace(
+            "  fkg:sourceFamily", '  fkg:text "Acme raises guidance" ;\n  fkg:sourceFamily'
+        )
+        + "}\n",
     ),
     # documents (paper 003 lifecycle): the sidecar's faults are named in the sidecar and
     # nothing is written; an unreadable file ends in the Error state (an audited write)
