@@ -9,6 +9,7 @@ import json
 import math
 from decimal import Decimal
 from pathlib import Path
+from urllib.parse import quote
 from zoneinfo import ZoneInfo
 
 import pyoxigraph as ox
@@ -118,9 +119,10 @@ def test_lines_write_the_quads_the_quad_builder_makes(title: str, source: str) -
         (FKG.about, None),
     ]
     built, text = Quads(graph), Lines(graph)
+    url = "https://e.org/" + quote(source)  # any text, as a URL (a source must be one)
     for builder in (built, text):
         builder.node(node, *statements)
-        builder.source_document(doc, data=title.encode(), source=source, media_type="text/csv")
+        builder.source_document(doc, data=title.encode(), source=url, media_type="text/csv")
     item = text.item(node, "news.jsonl", 1)
     assert item.quads == built.items
     terms = iter(item.statements)  # what the shape screen reads

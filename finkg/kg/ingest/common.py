@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pyoxigraph import Literal, NamedNode, Quad
@@ -38,15 +39,19 @@ def zone(name: str) -> ZoneInfo:
         ) from None
 
 
-SECONDS = "%Y-%m-%d %H:%M:%S"
-_SECONDS = re.compile(r"\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}")
+SECONDS = "%Y-%m-%d %H:%M:%S"  # its own offset may follow: 2019-11-03 01:30:00-04:00
+_SECONDS = re.compile(r"\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}(Z|[+-]\d{2}:\d{2})?")
 
 
 def zoned(text: str, *, tz: ZoneInfo | None, field: str, fmt: str | None = None) -> dt.datetime:
     """A zone-aware instant from `text`: its own offset if it has one, else the declared `tz`.
+    A local time the clocks skipped in `tz` (a daylight-saving gap) is refused, and so is
+    one they showed twice (an overlap): only its offset could say which instant it was.
 
     >>> zoned("2020-04-30 16:30:00", tz=ZoneInfo("America/New_York"), field="t").isoformat()
     '2020-04-30T16:30:00-04:00'
+    >>> zoned("2019-11-03 01:30:00-05:00", tz=None, field="t", fmt=SECONDS).isoformat()
+    '2019-11-03T01:30:00-05:00'
     """
     text = text.strip()
     try:
@@ -69,7 +74,68 @@ def zoned(text: str, *, tz: ZoneInfo | None, field: str, fmt: str | None = None)
             value=text,
             hint="declare the source zone with --tz (for example America/New_York)",
         )
-    return value.replace(tzinfo=tz)
+    return local(value, tz, field=field, text=text)
+
+
+def local(value: dt.datetime, tz: ZoneInfo, *, field: str, text: str) -> dt.datetime:
+    """The naive `value` as a wall-clock time in `tz`; one in a daylight-saving gap or
+    overlap is a TimestampError (no offset can be guessed for it).
+
+    >>> gap = dt.datetime(2019, 3, 10, 2, 30)
+    >>> local(gap, ZoneInfo("America/New_York"), field="t", text="")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    finkg.errors.TimestampError: t: no such local time in America/New_York: the clocks skipped...
+    """
+    first, second = value.replace(tzinfo=tz), value.replace(tzinfo=tz, fold=1)
+    if first.utcoffset() == second.utcoffset():
+        return first
+    if first.astimezone(dt.UTC).astimezone(tz).replace(tzinfo=None) != value:
+        raise TimestampError(
+            f"no such local time in {tz.key}: the clocks skipped it (a daylight-saving gap)",
+            field=field,
+            value=text or None,
+            hint="check the time, or write it with its offset",
+        )
+    raise TimestampError(
+        f"ambiguous local time in {tz.key}: the clocks showed it twice (a daylight-saving overlap)",
+        field=field,
+        value=text or None,
+        hint=f"write it with its offset ({first.isoformat()} or {second.isoformat()})",
+    )
+
+
+def web_url(text: str, *, field: str, schemes: tuple[str, ...] = ("http", "https")) -> NamedNode:
+    """`text` as the IRI of a web page: an absolute http(s) URL (or one of `schemes`) that
+    is a valid IRI. A `javascript:` URL, a relative path, spaces or control characters are
+    InputErrors naming `field`.
+
+    >>> web_url("https://example.org/a?b=1", field="url").value
+    'https://example.org/a?b=1'
+    >>> web_url("javascript:alert(1)", field="url")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    finkg.errors.InputError: url: not an http(s) URL (got 'javascript:alert(1)'); give the...
+    """
+    scheme = text.split(":", 1)[0].lower() if ":" in text else ""  # schemes ignore case
+    wanted = "/".join(schemes) if len(schemes) > 2 else "http(s)"
+    if scheme not in schemes:
+        raise InputError(
+            f"not an {wanted} URL",
+            field=field,
+            value=text,
+            hint="give the page's absolute http:// or https:// address",
+        )
+    try:
+        host = urlsplit(text).netloc if scheme != "file" else "localhost"
+        iri = NamedNode(text)
+    except ValueError:  # spaces, quotes, control characters; a broken [IPv6] host
+        raise InputError(
+            "not a valid IRI (spaces, quotes or control characters must be %-encoded)",
+            field=field,
+            value=text,
+        ) from None
+    if not host:
+        raise InputError(f"an {wanted} URL without a host", field=field, value=text)
+    return iri
 
 
 def content_hash(data: bytes) -> str:
@@ -147,13 +213,9 @@ class _Builder:
         raise NotImplementedError
 
     def source_document(self, iri: NamedNode, *, data: bytes, source: str, media_type: str) -> Any:
-        """A fkg:SourceDocument with its content hash, source (a URL or file URI) and media type.
-
-        A source that is not a valid IRI (a URL with spaces, say) is kept as a literal."""
-        try:
-            target: NamedNode | Literal = NamedNode(source)
-        except ValueError:
-            target = Literal(source)
+        """A fkg:SourceDocument with its content hash, source (an http(s) URL or a file URI,
+        `web_url` or `Path.as_uri`: anything else is an InputError) and media type."""
+        target = web_url(source, field="source", schemes=("http", "https", "file"))
         return self.node(
             iri,
             (RDF.type, FKG.SourceDocument),

@@ -32,7 +32,7 @@ from finkg import queries
 from finkg.errors import InputError
 from finkg.kg import lifecycle
 from finkg.kg.ingest import doctext, office
-from finkg.kg.ingest.common import zoned
+from finkg.kg.ingest.common import web_url, zoned
 from finkg.kg.ingest.core import Reject
 from finkg.kg.store import BaseStore
 from finkg.shapes.validate import validate_quads
@@ -138,6 +138,21 @@ def _publication(
     return published, quality, rule
 
 
+def _source(path: Path, given: object) -> str:
+    """The document's dcterms:source: the sidecar's http(s) URL, else the file's URI."""
+    if given is None or given == "":
+        return path.resolve().as_uri()
+    sidecar = str(path) + SIDECAR
+    if not isinstance(given, str):
+        raise InputError("source is a URL string", source=sidecar, field="source", value=given)
+    try:
+        return web_url(given, field="source").value
+    except InputError as e:
+        raise InputError(
+            e.message, source=sidecar, field="source", value=given, hint=e.hint
+        ) from None
+
+
 def upload(
     path: Path, *, tz: ZoneInfo | None = None, now: Callable[[], dt.datetime] | None = None
 ) -> lifecycle.Upload:
@@ -157,7 +172,7 @@ def upload(
         )
     return lifecycle.Upload(
         data=data,
-        source=str(meta.get("source") or path.resolve().as_uri()),
+        source=_source(path, meta.get("source")),
         media_type=kind_of(path, data),
         title=str(meta.get("title") or path.name),
         published=published,

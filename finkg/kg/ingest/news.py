@@ -107,7 +107,7 @@ def _records(path: Path, shape: Shape) -> Iterator[tuple[int | None, dict | Reje
         except json.JSONDecodeError as e:
             yield e.lineno, Reject(str(path), e.lineno, f"not valid JSON: {e.msg}")
             return
-        for i, record in enumerate(records, start=1):
+        for i, record in enumerate(records, start=1):  # type: ignore[arg-type]
             yield (
                 i,
                 record
@@ -177,6 +177,8 @@ def _published(record: dict, shape: Shape, options: IngestOptions) -> tuple[obje
         return at, f"{shape.published} with its {shape.zone_suffix.strip()} suffix"
     tz = options.tz or shape.default_tz
     at = common.zoned(text, tz=tz, field=shape.published, fmt=TIME_FORMAT)
+    if at.tzinfo is not tz:  # the text named its offset
+        return at, f"{shape.published} with its own offset"
     return at, f"{shape.published} read as {tz.key}"
 
 
@@ -185,9 +187,18 @@ def item(
 ) -> TextItem:
     symbol = (_field(record, shape.symbol) or "").upper()
     published, rule = _published(record, shape, options)
+    if published > options.moment:  # type: ignore[operator]
+        raise InputError(
+            f"published after the moment of ingestion ({options.moment:%Y-%m-%d %H:%M:%S%z})",
+            field=shape.published,
+            value=record.get(shape.published),
+            hint="fix the date; news cannot be known before it is published",
+        )
     title = _field(record, shape.title) or ""
     body = next((b for b in (_field(record, f, required=False) for f in shape.text) if b), None)
     url = _field(record, shape.url, required=False)
+    if url is not None:
+        common.web_url(url, field=shape.url)
     site = _field(record, shape.site, required=False)
     key = url or f"{published.isoformat()}|{title}"  # type: ignore[attr-defined]
     node = mint("news", symbol, key, base=options.base)
