@@ -49,6 +49,8 @@ FORMATS = {
 MAX_BYTES = 256 * 2**20  # a file's size once decompressed; split larger files
 MAX_LITERAL = 4_000_000  # characters: twice the longest text a loader writes (news: 2 x 1M)
 _ZONE = re.compile(r"(Z|[+-]\d{2}:\d{2})$")
+# what Python's Decimal reads as NaN or infinity (rdflib does, and pyshacl then fails)
+_NOT_A_NUMBER = re.compile(r"[+-]?(s?nan[0-9]*|inf|infinity)", re.IGNORECASE)
 _ENTITY = re.compile(rb"<!ENTITY\b")
 
 
@@ -204,6 +206,15 @@ def _check_literal(o: Literal, predicate: NamedNode, path: Path, where: _Lines, 
             line=where(o.value[:40]),
             field=predicate.value,
             value=o.value[:80],
+        )
+    if o.datatype == XSD.decimal and _NOT_A_NUMBER.fullmatch(o.value.strip()):
+        raise InputError(
+            "not an xsd:decimal: NaN and infinities are xsd:double values",
+            source=path,
+            line=where(o.value),
+            field=predicate.value,
+            value=o.value,
+            hint="write a finite decimal, or type the value xsd:double",
         )
     if o.datatype == XSD.dateTime and not _ZONE.search(o.value):
         raise TimestampError(

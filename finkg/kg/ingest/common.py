@@ -10,7 +10,7 @@ import hashlib
 import io
 import math
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
@@ -328,7 +328,7 @@ def read_table(
             value=",".join(header),
         )
     rows, rejects = [], []
-    for line, row in enumerate(reader, start=2):
+    for line, row in enumerate(csv_rows(reader, path, rejects), start=2):
         if None in row:
             rejects.append(
                 Reject(
@@ -341,3 +341,14 @@ def read_table(
             continue
         rows.append((line, {names[k]: (v or "").strip() for k, v in row.items()}))
     return Table(path, tuple(names.values()), rows, rejects)
+
+
+def csv_rows(reader: csv.DictReader, path: Path, rejects: list[Reject]) -> Iterator[dict]:
+    """The reader's rows until one cannot be read (a field over the csv module's limit of
+    131,072 characters): that row, and the rest of the file, become one Reject."""
+    try:
+        yield from reader
+    except csv.Error as e:
+        rejects.append(
+            Reject(str(path), reader.line_num + 1, f"not valid CSV from here on: {e}", field="row")
+        )

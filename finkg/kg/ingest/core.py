@@ -286,7 +286,7 @@ class Firsts:
 
 def write_rejects(path: Path, rejects: list[Reject]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("w", encoding="utf-8") as f:
+    with path.open("w", encoding="utf-8", errors="backslashreplace") as f:  # a lone surrogate
         for r in rejects:
             f.write(json.dumps(r.__dict__, ensure_ascii=False) + "\n")
 

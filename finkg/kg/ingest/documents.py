@@ -20,7 +20,6 @@ and said so): finkg never guesses an earlier time than it can prove.
 from __future__ import annotations
 
 import datetime as dt
-import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,7 +30,7 @@ from pyoxigraph import Quad
 from finkg import queries
 from finkg.errors import InputError
 from finkg.kg import lifecycle
-from finkg.kg.ingest import doctext, office
+from finkg.kg.ingest import doctext, jsontext, office
 from finkg.kg.ingest.common import web_url, zoned
 from finkg.kg.ingest.core import Reject
 from finkg.kg.store import BaseStore
@@ -80,9 +79,12 @@ def _sidecar(path: Path) -> dict[str, object]:
     if not meta.exists():
         return {}
     try:
-        data = json.loads(meta.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+        data = jsontext.loads(meta.read_text(encoding="utf-8"), source=str(meta))
+    except (OSError, UnicodeDecodeError) as e:
         raise InputError(f"unreadable metadata sidecar: {e}", source=str(meta)) from None
+    except InputError as e:
+        message = f"unreadable metadata sidecar: {e.message}"
+        raise InputError(message, source=str(meta), line=e.line, field=e.field) from None
     if not isinstance(data, dict):
         raise InputError("a metadata sidecar is a JSON object", source=str(meta))
     return data

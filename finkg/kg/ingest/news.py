@@ -26,7 +26,7 @@ from pathlib import Path
 from zoneinfo import ZoneInfo
 
 from finkg.errors import InputError
-from finkg.kg.ingest import common
+from finkg.kg.ingest import common, jsontext
 from finkg.kg.ingest.core import IngestOptions, Reject, TextItem
 from finkg.kg.iri import mint
 from finkg.ontology.terms import DCTERMS, FKG, PROV, RDF
@@ -103,9 +103,9 @@ def _records(path: Path, shape: Shape) -> Iterator[tuple[int | None, dict | Reje
         return
     if text.lstrip().startswith("["):
         try:
-            records = json.loads(text)
-        except json.JSONDecodeError as e:
-            yield e.lineno, Reject(str(path), e.lineno, f"not valid JSON: {e.msg}")
+            records = jsontext.loads(text, source=str(path))
+        except InputError as e:
+            yield e.line, Reject.of(e, source=str(path), line=e.line)
             return
         for i, record in enumerate(records, start=1):  # type: ignore[arg-type]
             yield (
@@ -119,9 +119,9 @@ def _records(path: Path, shape: Shape) -> Iterator[tuple[int | None, dict | Reje
         if not line.strip():
             continue
         try:
-            record = json.loads(line)
-        except json.JSONDecodeError as e:
-            yield i, Reject(str(path), i, f"not valid JSON: {e.msg}")
+            record = jsontext.loads(line, source=str(path), line=i)
+        except InputError as e:
+            yield i, Reject.of(e, source=str(path), line=i)
             continue
         yield i, record if isinstance(record, dict) else Reject(str(path), i, "not a JSON object")
 
@@ -145,13 +145,15 @@ def _csv_records(path: Path, text: str) -> Iterator[tuple[int | None, dict | Rej
             ),
         )
         return
-    start = 2
-    for row in reader:
+    start, unreadable = 2, []
+    for row in common.csv_rows(reader, path, unreadable):
         if None in row:
             yield start, Reject(str(path), start, "more values than columns", field="row")
         else:
             yield start, row
         start = reader.line_num + 1
+    for reject in unreadable:
+        yield reject.line, reject
 
 
 def _field(record: dict, name: str, *, required: bool = True) -> str | None:
