@@ -189,3 +189,25 @@ def test_a_documents_sidecar_with_a_javascript_source_is_refused(store, tmp_path
     [reject] = report.rejects
     assert reject.field == "source" and reject.source.endswith(".meta.json")
     assert "not an http(s) URL" in reject.reason
+
+
+def test_a_second_file_for_a_stored_filing_cannot_give_it_another_content_hash(
+    store, tmp_path
+) -> None:
+    """Found by the fuzzed corpus: a changed copy of an ingested filing had its passages
+    skipped as present but for one more, whose source document (the filing, keyed by its
+    accession) then held two content hashes and two sources; validate flagged it."""
+    from tests.fuzz_inputs import SGML, SUBMISSIONS
+
+    index = write(tmp_path, "CIK0099000001.json", SUBMISSIONS)
+    first = write(tmp_path, "0099000001-20-000001.txt", SGML)
+    options = IngestOptions(graphs=store.graphs, now=NOW)
+    ingest(store, "filings", loader("filings"), [index, first], options)
+    longer = SGML.replace(
+        "million.\n", "million.\n\n" + "Outlook raised for the year. " * 200 + "\n"
+    )
+    (tmp_path / "again").mkdir()
+    second = write(tmp_path / "again", "0099000001-20-000001.txt", longer)
+    with pytest.raises(InputError, match="with what the store already holds") as error:
+        ingest(store, "filings", loader("filings"), [index, second], options)
+    assert error.value.field == "https://w3id.org/finkg/ns#contentHash"

@@ -3,8 +3,9 @@ graphs (never `audit` or `ontology`, which finkg alone writes), its key node is 
 store yet (`existing`), nothing in it became available after the moment of ingestion, and
 its statements conform to finkg's shapes (the Python screen, `shapes/screen.py`, passes a
 chunk that surely does; the shapes compiled to SPARQL, `shapes/validate.py`, decide and
-report on the rest). An RDF file's item (`Item.extends_store`) is checked with what the
-store holds about its nodes, as `finkg validate` would see them after the write."""
+report on the rest). Each item is checked with what the store holds about the subjects it
+may share with stored records (all but its key; an RDF file's item, `Item.extends_store`,
+every node it names), as `finkg validate` would see them after the write."""
 
 from __future__ import annotations
 
@@ -24,7 +25,7 @@ from finkg.ontology.terms import FKG, RDF
 from finkg.shapes.screen import surely_conforms
 from finkg.shapes.validate import validate_quads
 
-CONTEXT_BATCH = 500  # nodes per lookup of what the store holds about an RDF file's nodes
+CONTEXT_BATCH = 1_000  # nodes per lookup of what the store holds about them
 
 
 @dataclass(frozen=True)
@@ -126,8 +127,8 @@ def _check_shapes(
     """Drop (or refuse) the items whose nodes break a shape. The screen passes nearly every
     chunk without the SPARQL checks; where it cannot, they decide and report."""
     context = _context(store, items)
-    held = ((q.subject, q.predicate, q.object) for q in context)
-    if surely_conforms(chain(_statements(items), held)):
+    stored = ((q.subject, q.predicate, q.object) for q in context)
+    if surely_conforms(chain(_statements(items), stored)):
         return items
     result = validate_quads(
         chain((q for item in items if isinstance(item, Item) for q in item.quads), context),
@@ -136,14 +137,15 @@ def _check_shapes(
     if result.conforms:
         return items
     owner = {q.subject.value: item for item in items for q in item.quads}
+    held = {q.subject.value for q in context}
     bad: dict[int, Reject] = {}
     for v in result.violations:
         item = owner.get(v.focus)
         if item is None:
             continue
-        reject = Reject(
-            item.source, item.line_of(v.focus), f"{v.message} ({v.focus})", v.path, v.value
-        )
+        also = "; with what the store already holds about it" if v.focus in held else ""
+        reason = f"{v.message} ({v.focus}){also}"
+        reject = Reject(item.source, item.line_of(v.focus), reason, v.path, v.value)
         if not skip_bad:
             raise reject.error()
         bad.setdefault(id(item), reject)
@@ -152,22 +154,24 @@ def _check_shapes(
 
 
 def _context(store: BaseStore, items: list[Record]) -> list[Quad]:
-    """What the store holds about the nodes of the RDF files among `items` (as subjects or
-    objects of their statements): the file is checked as the store will hold it."""
-    nodes = sorted(
-        {
-            term
-            for item in items
-            if _extends(item)
-            for q in item.quads
-            for term in (q.subject, q.object)
-            if isinstance(term, NamedNode)
-        },
-        key=str,
-    )
+    """What the store holds about the nodes `items` share with other records: the subjects
+    besides each item's key (new, as `existing` found), so a new passage cannot give a
+    stored source document a second content hash; for an RDF file, every node it names, so
+    the file is checked as the store will hold it."""
+    nodes: set[NamedNode] = set()
+    for item in items:
+        if isinstance(item, TextItem):  # its subjects: the key and its source documents
+            nodes.update(doc for doc, _graph in item.sources)
+        elif item.extends_store:
+            terms = (t for q in item.quads for t in (q.subject, q.object))
+            nodes.update(t for t in terms if isinstance(t, NamedNode))
+        else:
+            nodes.update(q.subject for q in item.quads if q.subject != item.key)  # type: ignore[misc]
+    listed = list(nodes)
     quads = []
-    for start in range(0, len(nodes), CONTEXT_BATCH):
-        rows = queries.run(store, "subject_quads", {"node": nodes[start : start + CONTEXT_BATCH]})
+    for start in range(0, len(listed), CONTEXT_BATCH):
+        batch = listed[start : start + CONTEXT_BATCH]
+        rows = queries.run(store, "subject_quads", {"node": batch})
         quads += [Quad(r["node"], r["p"], r["o"], r["g"]) for r in rows]  # type: ignore[arg-type, index, union-attr]
     return quads
 
