@@ -15,7 +15,6 @@ from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pyoxigraph import Literal, NamedNode, Quad
@@ -125,17 +124,19 @@ def web_url(text: str, *, field: str, schemes: tuple[str, ...] = ("http", "https
             hint="give the page's absolute http:// or https:// address",
         )
     try:
-        host = urlsplit(text).netloc if scheme != "file" else "localhost"
-        iri = NamedNode(text)
-    except ValueError:  # spaces, quotes, control characters; a broken [IPv6] host
+        iri = NamedNode(text)  # Oxigraph's IRI parser: spaces, quotes, a broken [IPv6] host
+    except ValueError:
         raise InputError(
             "not a valid IRI (spaces, quotes or control characters must be %-encoded)",
             field=field,
             value=text,
         ) from None
-    if not host:
+    if scheme != "file" and not _HOST.match(text):
         raise InputError(f"an {wanted} URL without a host", field=field, value=text)
     return iri
+
+
+_HOST = re.compile(r"[A-Za-z]+://[^/?#]")
 
 
 def content_hash(data: bytes) -> str:
@@ -212,10 +213,17 @@ class _Builder:
     def node(self, s: NamedNode, *pairs: tuple[NamedNode, NamedNode | Literal | None]) -> Any:
         raise NotImplementedError
 
-    def source_document(self, iri: NamedNode, *, data: bytes, source: str, media_type: str) -> Any:
-        """A fkg:SourceDocument with its content hash, source (an http(s) URL or a file URI,
-        `web_url` or `Path.as_uri`: anything else is an InputError) and media type."""
-        target = web_url(source, field="source", schemes=("http", "https", "file"))
+    def source_document(
+        self, iri: NamedNode, *, data: bytes, source: str | NamedNode, media_type: str
+    ) -> Any:
+        """A fkg:SourceDocument with its content hash, source (an http(s) URL or a file URI:
+        anything else is an InputError; an IRI from `web_url` is taken as it is) and media
+        type."""
+        target = (
+            source
+            if isinstance(source, NamedNode)
+            else web_url(source, field="source", schemes=("http", "https", "file"))
+        )
         return self.node(
             iri,
             (RDF.type, FKG.SourceDocument),

@@ -16,7 +16,6 @@ finkg.errors.InputError: news.jsonl:3: title: not valid Unicode: a lone surrogat
 from __future__ import annotations
 
 import json
-import re
 
 from finkg.errors import InputError
 
@@ -42,41 +41,65 @@ def loads(text: str, *, source: str | None = None, line: int | None = None) -> o
 
 def check(value: object, *, source: str | None = None, line: int | None = None) -> None:
     """Refuse nesting deeper than MAX_DEPTH and strings that are not valid Unicode."""
-    todo: list[tuple[object, str, int]] = [(value, "", 0)]
-    while todo:
-        item, where, depth = todo.pop()
-        if depth > MAX_DEPTH:
-            raise InputError(
-                f"not valid JSON for finkg: nested deeper than {MAX_DEPTH} levels",
-                source=source,
-                line=line,
-                field=_shown(re.split(r"[.\[]", where, maxsplit=1)[0]) or None,  # its top key
-            )
-        if isinstance(item, str):
-            _unicode(item, where, source, line)
-        elif isinstance(item, dict):
-            for k, v in item.items():
-                name = f"{where}.{k}" if where else str(k)
-                _unicode(k, where or "(a key)", source, line)
-                todo.append((v, name, depth + 1))
-        elif isinstance(item, list):
-            todo += [(v, f"{where}[{i}]", depth + 1) for i, v in enumerate(item)]
-
-
-def _unicode(text: str, where: str, source: str | None, line: int | None) -> None:
-    if text.isascii():
+    found = _fault(value, 0)
+    if found is None:
         return
+    fault, path = found
+    if fault == "deep":
+        raise InputError(
+            f"not valid JSON for finkg: nested deeper than {MAX_DEPTH} levels",
+            source=source,
+            line=line,
+            field=_shown(path[0]) if path else None,  # its top-level key
+        )
+    raise InputError(
+        f"not valid Unicode: a lone surrogate ({fault}); escape it as a pair, or drop it",
+        source=source,
+        line=line,
+        field=_shown(".".join(path).replace(".[", "[")) or None,
+    )
+
+
+def _fault(item: object, depth: int) -> tuple[str, list[str]] | None:
+    """("deep" or the bad character's escape, the path to it), or None: names are built
+    only for a fault (a news record is checked in about a microsecond)."""
+    if depth > MAX_DEPTH:
+        return "deep", []
+    if isinstance(item, str):
+        bad = _surrogate(item)
+        return None if bad is None else (bad, [])
+    if isinstance(item, dict):
+        for key, value in item.items():
+            bad = _surrogate(key)
+            if bad is not None:
+                return bad, ["(a key)"]
+            found = _fault(value, depth + 1) if not _plain(value) else None
+            if found is not None:
+                found[1].insert(0, str(key))
+                return found
+    elif isinstance(item, list):
+        for i, value in enumerate(item):
+            found = _fault(value, depth + 1) if not _plain(value) else None
+            if found is not None:
+                found[1].insert(0, f"[{i}]")
+                return found
+    return None
+
+
+def _plain(value: object) -> bool:
+    """An ASCII string, a number, a boolean or null: nothing to check."""
+    return (type(value) is str and value.isascii()) or not isinstance(value, str | dict | list)
+
+
+def _surrogate(text: str) -> str | None:
+    """The escape of the first lone surrogate in `text`, if any."""
+    if text.isascii():
+        return None
     try:
         text.encode("utf-8")
     except UnicodeEncodeError as e:
-        bad = text[e.start]
-        raise InputError(
-            f"not valid Unicode: a lone surrogate (\\u{ord(bad):04x}); escape it as a pair, "
-            "or drop it",
-            source=source,
-            line=line,
-            field=_shown(where) or None,
-        ) from None
+        return f"\\u{ord(text[e.start]):04x}"
+    return None
 
 
 def _shown(name: str) -> str:

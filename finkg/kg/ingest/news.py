@@ -199,8 +199,7 @@ def item(
     title = _field(record, shape.title) or ""
     body = next((b for b in (_field(record, f, required=False) for f in shape.text) if b), None)
     url = _field(record, shape.url, required=False)
-    if url is not None:
-        common.web_url(url, field=shape.url)
+    page = common.web_url(url, field=shape.url) if url is not None else None
     site = _field(record, shape.site, required=False)
     key = url or f"{published.isoformat()}|{title}"  # type: ignore[attr-defined]
     node = mint("news", symbol, key, base=options.base)
@@ -210,7 +209,7 @@ def item(
     q.source_document(
         doc,
         data=canonical,
-        source=url or f"{Path(source).resolve().as_uri()}#line={line}",
+        source=page or f"{Path(source).resolve().as_uri()}#line={line}",
         media_type="application/json" if shape is NASDAQ else "text/csv",
     )
     q.node(
