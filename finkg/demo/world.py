@@ -69,7 +69,7 @@ import csv
 import io
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, fields
-from datetime import date, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 
 from finkg.demo import documents as D
@@ -200,6 +200,14 @@ class WorldSpec:
                 field="start",
                 value=self.start.isoformat(),
                 hint="choose a later start or fewer sessions",
+            )
+        if last >= datetime.now(UTC).date():  # ingest refuses what is available after its moment
+            raise InputError(
+                "the world must end before today: nothing after the moment of ingestion "
+                "can be ingested",
+                field="start",
+                value=self.start.isoformat(),
+                hint="choose an earlier start or fewer sessions",
             )
 
     def as_json(self) -> dict[str, object]:
