@@ -263,6 +263,7 @@ class Firsts:
 
     def __init__(self) -> None:
         self.seen: dict[NamedNode, tuple[int, str, int | None]] = {}
+        self.sources: dict[str, str] = {}  # one string per file, however many records
 
     def clash(self, record: Record) -> Reject | bool | None:
         """None: a new key; False: a repeat of an earlier record; a Reject: the same key
@@ -270,7 +271,8 @@ class Firsts:
         mark = hash(record.nquads) if isinstance(record, TextItem) else hash(tuple(record.quads))
         first = self.seen.get(record.key)
         if first is None:
-            self.seen[record.key] = (mark, record.source, record.line)
+            source = self.sources.setdefault(record.source, record.source)
+            self.seen[record.key] = (mark, source, record.line)
             return None
         if first[0] == mark:
             return False
