@@ -249,7 +249,7 @@ def load(
         if owned is not None:
             yield Reject(
                 str(path),
-                lines(str(owned.graph_name)) or lines(owned.subject.value),
+                lines(owned.graph_name.value) or lines(owned.subject.value),  # type: ignore[union-attr]
                 "the audit and ontology graphs are written by finkg alone: "
                 "user input cannot add commits or redefine finkg's terms",
                 "graph",
