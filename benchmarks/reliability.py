@@ -22,10 +22,16 @@ case by case, then loads `finkg serve` (benchmarks/serve_load.py):
 - SHACL: the W3C SHACL core suite (`tests/data/w3c-shacl-core`, read by
   `tests/w3c_shacl.py`) through finkg's compiler: tests that agree with the expected
   report (conforms and focus nodes), that are refused by name, that disagree (target 0);
+- fuzzed input (`tests/fuzz_inputs.py`, issue 24): FUZZ_CASES mutated inputs per loader
+  (rdf, companies, news, prices, filings, fartrans, documents) from FUZZ_SEED through
+  `finkg ingest`: the exit codes seen per loader (0 or 2 held; 1, 3 or a traceback did
+  not), exit 2 with the store changed, and `finkg validate` on what each store accepted;
+  its test (`tests/test_fuzz_ingest.py`, a smaller corpus) is counted with the suites;
 - load: WORKERS readers for SECONDS against a writing ingest: queries/s, p50/p99,
   errors, half batches seen.
 
-    python benchmarks/reliability.py [--workers 8] [--seconds 60] [--report PATH]
+    python benchmarks/reliability.py [--workers 8] [--seconds 60] [--fuzz-cases 40]
+        [--fuzz-seed 24] [--report PATH]
 """
 
 from __future__ import annotations
@@ -35,6 +41,7 @@ import datetime as dt
 import sys
 import tempfile
 import time
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -56,6 +63,9 @@ GROUPS = {
     "bad input: lands in the rejects file (--skip-bad)": (
         "tests/test_bad_inputs.py::test_with_skip_bad_a_bad_record_lands_in_the_rejects_file",
         "tests/test_bad_inputs.py::test_with_skip_bad_every_bad_document_lands_in_the_rejects_file",
+    ),
+    "fuzzed input: exit 0 or 2, store unchanged on 2, accepted data valid": (
+        "tests/test_fuzz_ingest.py",
     ),
     "crash scenario survived": ("tests/test_crash.py", "tests/test_crash_jobs.py"),
     "injection attempt held": (
@@ -128,11 +138,85 @@ def shacl_suite() -> dict[str, list[str]]:
     return verdicts
 
 
+@dataclass
+class Fuzz:
+    """What the fuzzed corpus did, per loader."""
+
+    seed: int
+    per_kind: int
+    codes: dict[str, Counter[str]] = field(default_factory=dict)  # kind -> exit code -> cases
+    changed: list[str] = field(default_factory=list)  # exit 2 with the store changed
+    invalid: list[str] = field(default_factory=list)  # kinds whose store failed validate
+
+    @property
+    def held(self) -> int:
+        return sum(n for c in self.codes.values() for code, n in c.items() if code in "02")
+
+    @property
+    def cases(self) -> int:
+        return sum(sum(c.values()) for c in self.codes.values())
+
+
+def run_fuzz(seed: int, per_kind: int) -> Fuzz:
+    """The fuzzed corpus through `finkg ingest`, one store per loader (seeded with its valid
+    inputs), then `finkg validate` on each store."""
+    from click.testing import CliRunner
+
+    from finkg.cli import cli
+    from tests.fuzz_inputs import KINDS, SEEDS, Case, cases, run_case, validate
+
+    fuzz = Fuzz(seed, per_kind)
+    with tempfile.TemporaryDirectory() as tmp:
+        root, envs = Path(tmp), {}
+        for kind in KINDS:
+            env = {"FINKG_HOME": str(root / kind / "home"), "FINKG_STORE": str(root / kind / "s")}
+            CliRunner().invoke(cli, ["init"], env=env)
+            for i, (files, args) in enumerate(SEEDS[kind]):
+                seeded = Case(kind, {n: t.encode() for n, t in files.items()}, args, False)
+                run_case(seeded, root / kind / f"seed-{i}", env)
+            envs[kind] = env
+            fuzz.codes[kind] = Counter()
+        for i, case in enumerate(cases(seed, per_kind)):
+            outcome = run_case(case, root / f"case-{i}", envs[case.kind])
+            code = "traceback" if outcome.traceback else str(outcome.exit_code)
+            fuzz.codes[case.kind][code] += 1
+            if not outcome.unchanged:
+                fuzz.changed.append(case.name)
+        fuzz.invalid = [k for k in KINDS if validate(envs[k])[0] != 0]
+    return fuzz
+
+
+def fuzz_lines(fuzz: Fuzz) -> list[str]:
+    codes = sorted({c for counts in fuzz.codes.values() for c in counts})
+    lines = [
+        "",
+        f"## Fuzzed input ({fuzz.per_kind} cases per loader, seed {fuzz.seed}, "
+        "`tests/fuzz_inputs.py` through `finkg ingest`)",
+        "",
+        "| loader | cases | " + " | ".join(f"exit {c}" for c in codes) + " |",
+        "|---|---|" + "---|" * len(codes),
+    ]
+    for kind, counts in fuzz.codes.items():
+        cells = " | ".join(str(counts.get(c, 0)) for c in codes)
+        lines.append(f"| {kind} | {sum(counts.values())} | {cells} |")
+    lines += [
+        "",
+        f"Held (exit 0 or 2): {fuzz.held} of {fuzz.cases}. Exit 2 with the store changed: "
+        f"{len(fuzz.changed)} (target 0). Stores failing `finkg validate` after the "
+        f"accepted inputs: {len(fuzz.invalid)} (target 0)"
+        + (f": {', '.join(fuzz.invalid)}" if fuzz.invalid else "")
+        + ".",
+    ]
+    lines += [f"- changed on exit 2: {name}" for name in fuzz.changed]
+    return lines
+
+
 def report(
     tallies: dict[str, Tally],
     load: dict[str, object],
     seconds: float,
     shacl: dict[str, list[str]] | None = None,
+    fuzz: Fuzz | None = None,
 ) -> str:
     lines = [
         "# Reliability report",
@@ -166,6 +250,7 @@ def report(
         ]
         lines += [f"- disagrees: {d}" for d in shacl["disagree"]]
     lines += [
+        *(fuzz_lines(fuzz) if fuzz is not None else []),
         "",
         f"## `finkg serve` under load ({load['workers']} readers, {load['seconds']} s, "
         "an ingest writing through the server)",
@@ -190,20 +275,30 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--workers", type=int, default=8)
     parser.add_argument("--seconds", type=float, default=60.0)
+    parser.add_argument("--fuzz-cases", type=int, default=40, help="fuzzed inputs per loader")
+    parser.add_argument("--fuzz-seed", type=int, default=24)
     parser.add_argument("--report", type=Path, default=ROOT / "benchmarks/reports/reliability.md")
     args = parser.parse_args()
+    print(f"options: {vars(args)}")
     started = time.perf_counter()
     tallies = run_suites()
     for name, t in tallies.items():
         print(f"{name}: {t.held}/{t.tried}")
     shacl = shacl_suite()
     print("W3C SHACL core: " + ", ".join(f"{k} {len(v)}" for k, v in shacl.items()))
+    fuzz = run_fuzz(args.fuzz_seed, args.fuzz_cases)
+    for kind, counts in fuzz.codes.items():
+        print(f"fuzz {kind}: {dict(sorted(counts.items()))}")
+    print(
+        f"fuzz: {fuzz.held}/{fuzz.cases} held, {len(fuzz.changed)} changed on exit 2, "
+        f"{len(fuzz.invalid)} stores invalid"
+    )
     with tempfile.TemporaryDirectory() as tmp:
         load = run_load(Path(tmp) / "store", workers=args.workers, seconds=args.seconds)
     summary = load.summary()
     for k, v in summary.items():
         print(f"load {k}: {v}")
-    text = report(tallies, summary, time.perf_counter() - started, shacl)
+    text = report(tallies, summary, time.perf_counter() - started, shacl, fuzz)
     args.report.write_text(text)
     print(f"wrote {args.report}")
 

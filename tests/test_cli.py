@@ -120,9 +120,17 @@ def test_ingest_load_query_validate_export(run, tmp_path: Path) -> None:
         assert len(back) == len(list(s.quads(s.graphs.news)))
 
 
-def test_validate_exits_one_on_one_invalid_evidence_node(run) -> None:
+def test_validate_exits_one_on_one_invalid_evidence_node(run, tmp_path: Path) -> None:
     bad = DATA / "invalid" / "evidence-no-text.ttl"
-    assert run("ingest", "rdf", str(bad), "--graph", "news").exit_code == 0
+    refused = run("ingest", "rdf", str(bad), "--graph", "news")  # issue 24: was written
+    assert refused.exit_code == 2 and "fkg:text" in refused.output, refused.output
+    assert generation(tmp_path) == 1
+    with open_store(tmp_path / "store") as s:  # written around finkg's checks
+        triples = ox.parse(path=str(bad), format=ox.RdfFormat.TURTLE)
+        s.write(
+            add=[ox.Quad(t.subject, t.predicate, t.object, s.graphs.news) for t in triples],
+            note="t",
+        )
     result = run("validate")
     assert result.exit_code == 1
     assert "fsh:Evidence-text" in result.output and "focus node" in result.output

@@ -579,3 +579,14 @@ def test_chatter_before_reported_8ks_is_planted_unreliable(
         contrary += (n.tone == "positive") == (f.guidance == "lower")
     share = effect.parameters["contrary_share"]
     assert abs(contrary / len(chatter) - share) < 0.15
+
+
+def test_a_world_that_would_run_past_today_is_refused() -> None:
+    """Ingest refuses items from after the moment of ingestion (issue 24), so a world whose
+    sessions run past today could never be loaded."""
+    from datetime import UTC, datetime, timedelta
+
+    today = datetime.now(UTC).date()
+    with pytest.raises(InputError, match="before today"):
+        WorldSpec(start=today - timedelta(days=30))
+    assert WorldSpec().start < today

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from finkg.shapes import screen
+from finkg.shapes import castable, screen
 from finkg.shapes.compile import finkg_checks
 from finkg.shapes.validate import FSH, validate_quads
 
@@ -170,8 +170,54 @@ def test_patterns_with_xpath_only_syntax_are_left_to_sparql() -> None:
     assert screen._pattern("^abc$", "i")(ox.Literal("ABC"))
 
 
+BOUNDS = {
+    "integer": (
+        [str(castable.INTEGER_MAX), str(castable.INTEGER_MIN), "+0009223372036854775807"],
+        [str(castable.INTEGER_MAX + 1), str(castable.INTEGER_MIN - 1), "1" + "0" * 25],
+    ),
+    "decimal": (
+        [
+            str(castable.DECIMAL_MAX),
+            str(castable.DECIMAL_MIN),
+            "0." + "0" * 17 + "1",
+            "0." + "1" * 18 + "000",
+            "-0." + "9" * 18,
+        ],
+        [
+            "170141183460469231731.687303715884105728",  # one step beyond each bound
+            "-170141183460469231731.687303715884105729",
+            "0." + "0" * 18 + "1",  # 19 places
+            "0." + "0" * 29 + "1",  # 1e-30
+            "1" + "0" * 25,  # 1e25
+            "1" + "0" * 300,  # 1e300
+        ],
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(BOUNDS))
+def test_the_numeric_limits_are_oxigraphs(name: str) -> None:
+    """castable.py's limits are where Oxigraph's casts stop: every value at a bound casts
+    and the screen accepts it; every value one step beyond fails the cast and the screen."""
+    inside, beyond = BOUNDS[name]
+    accepts = screen._LEXICAL[XSD + name]
+    assert accepts is not None
+    assert [v for v in inside if not (_casts(XSD + name, v) and accepts(v))] == []
+    assert [v for v in beyond if _casts(XSD + name, v) or accepts(v)] == []
+
+
+def test_a_decimal_oxigraph_cannot_hold_is_not_compared() -> None:
+    """`1e25` as xsd:decimal is a SPARQL error in a comparison (a minInclusive check fails
+    on it), so the screen must not pass `1e25 >= 0`."""
+    for big in BOUNDS["decimal"][1]:
+        passed, holds = _screen_and_sparql(big.lstrip("-"), "decimal", ">=", "0", "integer")
+        assert not passed and not holds
+
+
 LEXICAL = st.one_of(
     st.from_regex(r"[+-]?[0-9]{1,3}(\.[0-9]{0,3})?([eE][+-]?[0-9]{1,3})?", fullmatch=True),
+    st.from_regex(r"[+-]?[0-9]{15,24}(\.[0-9]{14,22})?", fullmatch=True),  # near the limits
+    st.from_regex(r"[+-]?0\.[0-9]{16,20}", fullmatch=True),  # 18 places, and beyond
     st.from_regex(
         r"[0-9]{4}-[01][0-9]-[0-3][0-9](T[0-2][0-9]:[0-6][0-9]:[0-6][0-9](\.[0-9]{1,8})?)?"
         r"(Z|[+-][01][0-9]:[0-6][0-9])?",

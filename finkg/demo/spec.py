@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, fields
-from datetime import date, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 
 from finkg.demo.universe import MAX_TICKERS
 from finkg.errors import InputError
@@ -106,6 +106,14 @@ class WorldSpec:
                 field="start",
                 value=self.start.isoformat(),
                 hint="choose a later start or fewer sessions",
+            )
+        if last >= datetime.now(UTC).date():  # ingest refuses what is available after its moment
+            raise InputError(
+                "the world must end before today: nothing after the moment of ingestion "
+                "can be ingested",
+                field="start",
+                value=self.start.isoformat(),
+                hint="choose an earlier start or fewer sessions",
             )
 
     def as_json(self) -> dict[str, object]:

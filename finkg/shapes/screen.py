@@ -29,6 +29,7 @@ from functools import cache
 
 from pyoxigraph import BlankNode, Literal, NamedNode
 
+from finkg.shapes.castable import decimal_value, integer_value
 from finkg.shapes.compile import Check, finkg_checks
 
 Term = NamedNode | BlankNode | Literal
@@ -38,8 +39,6 @@ _RDF_TYPE = "http://www.w3.org/1999/02/22-rdf-syntax-ns#type"
 _XSD = "http://www.w3.org/2001/XMLSchema#"
 _SH = "http://www.w3.org/ns/shacl#"
 _OFFSET = r"(Z|[+-](?:0[0-9]|1[0-4]):[0-5][0-9])?"
-_INTEGER = re.compile(r"[+-]?[0-9]+")
-_DECIMAL = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]+)?|\.[0-9]+)")
 _DOUBLE = re.compile(r"-?(?:[0-9]+(?:\.[0-9]+)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|-?INF|NaN")
 _DATE = re.compile(r"([0-9]{4})-([0-9]{2})-([0-9]{2})" + _OFFSET)
 _DATE_TIME = re.compile(
@@ -177,11 +176,12 @@ def _date(text: str) -> dt.date | None:
 
 # lexical forms this pass accepts for the datatypes whose form the SPARQL check casts
 # (compile._CASTABLE); each accepts a subset of what Oxigraph's casts accept (a test
-# checks every probe it accepts against the cast)
+# checks every probe it accepts against the cast). Numbers must also be in the range
+# Oxigraph holds (`castable.py`): 1e25 is a decimal's lexical form, but not one it can cast.
 _LEXICAL: dict[str, Callable[[str], bool] | None] = {
     _XSD + "string": None,  # every string is a well-formed xsd:string
-    _XSD + "integer": lambda t: _INTEGER.fullmatch(t) is not None,
-    _XSD + "decimal": lambda t: _DECIMAL.fullmatch(t) is not None,
+    _XSD + "integer": lambda t: integer_value(t) is not None,
+    _XSD + "decimal": lambda t: decimal_value(t) is not None,
     _XSD + "double": lambda t: _DOUBLE.fullmatch(t) is not None,
     _XSD + "float": lambda t: False,  # f32 rounding: left to SPARQL
     _XSD + "boolean": lambda t: t in ("true", "false", "1", "0"),
@@ -192,12 +192,14 @@ _LEXICAL: dict[str, Callable[[str], bool] | None] = {
 
 def _ordered(lexical: str, datatype: str) -> tuple[str, object] | None:
     """A literal's value as (family, Python value) where SPARQL's order on it is Python's:
-    exact numbers, doubles, zoned date-times to the microsecond (Python keeps no finer
-    fraction), dates without zone, strings; else None."""
+    exact numbers Oxigraph holds, doubles, zoned date-times to the microsecond (Python
+    keeps no finer fraction), dates without zone, strings; else None."""
     if datatype == _XSD + "integer":
-        return ("number", Decimal(lexical)) if _INTEGER.fullmatch(lexical) else None
+        number = integer_value(lexical)
+        return ("number", Decimal(number)) if number is not None else None
     if datatype == _XSD + "decimal":
-        return ("number", Decimal(lexical)) if _DECIMAL.fullmatch(lexical) else None
+        value = decimal_value(lexical)
+        return ("number", value) if value is not None else None
     if datatype == _XSD + "double":
         return ("number", float(lexical)) if _DOUBLE.fullmatch(lexical) else None
     if datatype == _XSD + "dateTime":

@@ -10,7 +10,7 @@ import hashlib
 import io
 import math
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
@@ -22,6 +22,7 @@ from pyoxigraph import Literal, NamedNode, Quad
 from finkg.errors import InputError, TimestampError
 from finkg.kg.ingest.records import Reject, TextItem
 from finkg.ontology.terms import DCTERMS, FKG, RDF, XSD
+from finkg.shapes import castable
 
 
 def zone(name: str) -> ZoneInfo:
@@ -37,15 +38,19 @@ def zone(name: str) -> ZoneInfo:
         ) from None
 
 
-SECONDS = "%Y-%m-%d %H:%M:%S"
-_SECONDS = re.compile(r"\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}")
+SECONDS = "%Y-%m-%d %H:%M:%S"  # its own offset may follow: 2019-11-03 01:30:00-04:00
+_SECONDS = re.compile(r"\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}(Z|[+-]\d{2}:\d{2})?")
 
 
 def zoned(text: str, *, tz: ZoneInfo | None, field: str, fmt: str | None = None) -> dt.datetime:
     """A zone-aware instant from `text`: its own offset if it has one, else the declared `tz`.
+    A local time the clocks skipped in `tz` (a daylight-saving gap) is refused, and so is
+    one they showed twice (an overlap): only its offset could say which instant it was.
 
     >>> zoned("2020-04-30 16:30:00", tz=ZoneInfo("America/New_York"), field="t").isoformat()
     '2020-04-30T16:30:00-04:00'
+    >>> zoned("2019-11-03 01:30:00-05:00", tz=None, field="t", fmt=SECONDS).isoformat()
+    '2019-11-03T01:30:00-05:00'
     """
     text = text.strip()
     try:
@@ -68,7 +73,70 @@ def zoned(text: str, *, tz: ZoneInfo | None, field: str, fmt: str | None = None)
             value=text,
             hint="declare the source zone with --tz (for example America/New_York)",
         )
-    return value.replace(tzinfo=tz)
+    return local(value, tz, field=field, text=text)
+
+
+def local(value: dt.datetime, tz: ZoneInfo, *, field: str, text: str) -> dt.datetime:
+    """The naive `value` as a wall-clock time in `tz`; one in a daylight-saving gap or
+    overlap is a TimestampError (no offset can be guessed for it).
+
+    >>> gap = dt.datetime(2019, 3, 10, 2, 30)
+    >>> local(gap, ZoneInfo("America/New_York"), field="t", text="")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    finkg.errors.TimestampError: t: no such local time in America/New_York: the clocks skipped...
+    """
+    first, second = value.replace(tzinfo=tz), value.replace(tzinfo=tz, fold=1)
+    if first.utcoffset() == second.utcoffset():
+        return first
+    if first.astimezone(dt.UTC).astimezone(tz).replace(tzinfo=None) != value:
+        raise TimestampError(
+            f"no such local time in {tz.key}: the clocks skipped it (a daylight-saving gap)",
+            field=field,
+            value=text or None,
+            hint="check the time, or write it with its offset",
+        )
+    raise TimestampError(
+        f"ambiguous local time in {tz.key}: the clocks showed it twice (a daylight-saving overlap)",
+        field=field,
+        value=text or None,
+        hint=f"write it with its offset ({first.isoformat()} or {second.isoformat()})",
+    )
+
+
+def web_url(text: str, *, field: str, schemes: tuple[str, ...] = ("http", "https")) -> NamedNode:
+    """`text` as the IRI of a web page: an absolute http(s) URL (or one of `schemes`) that
+    is a valid IRI. A `javascript:` URL, a relative path, spaces or control characters are
+    InputErrors naming `field`.
+
+    >>> web_url("https://example.org/a?b=1", field="url").value
+    'https://example.org/a?b=1'
+    >>> web_url("javascript:alert(1)", field="url")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    finkg.errors.InputError: url: not an http(s) URL (got 'javascript:alert(1)'); give the...
+    """
+    scheme = text.split(":", 1)[0].lower() if ":" in text else ""  # schemes ignore case
+    wanted = "/".join(schemes) if len(schemes) > 2 else "http(s)"
+    if scheme not in schemes:
+        raise InputError(
+            f"not an {wanted} URL",
+            field=field,
+            value=text,
+            hint="give the page's absolute http:// or https:// address",
+        )
+    try:
+        iri = NamedNode(text)  # Oxigraph's IRI parser: spaces, quotes, a broken [IPv6] host
+    except ValueError:
+        raise InputError(
+            "not a valid IRI (spaces, quotes or control characters must be %-encoded)",
+            field=field,
+            value=text,
+        ) from None
+    if scheme != "file" and not _HOST.match(text):
+        raise InputError(f"an {wanted} URL without a host", field=field, value=text)
+    return iri
+
+
+_HOST = re.compile(r"[A-Za-z]+://[^/?#]")
 
 
 def content_hash(data: bytes) -> str:
@@ -80,21 +148,35 @@ def string(value: str) -> Literal:
 
 
 def integer(value: int) -> Literal:
+    """An xsd:integer; one beyond Oxigraph's 64 bits is an InputError."""
+    if not castable.INTEGER_MIN <= int(value) <= castable.INTEGER_MAX:
+        raise InputError("integer out of range (an xsd:integer is 64 bits)", value=value)
     return Literal(str(int(value)), datatype=XSD.integer)
 
 
 def decimal(
     text: str | float | Decimal, *, field: str, positive: bool = False, non_negative: bool = False
 ) -> Literal:
-    """An xsd:decimal; NaN, infinities and (when asked) negative values are InputErrors."""
+    """An xsd:decimal Oxigraph holds (`shapes/castable.py`); NaN, infinities, numbers out
+    of its range or finer than its 18 decimal places and (when asked) negative values are
+    InputErrors."""
     try:
         value = Decimal(str(text).strip())
     except InvalidOperation:
         raise InputError("not a number", field=field, value=text) from None
     if not value.is_finite():
         raise InputError("not a finite number", field=field, value=text)
-    if not math.isfinite(float(value)):  # 1e400: a decimal, but no computation can use it
-        raise InputError("number out of range (beyond a double)", field=field, value=text)
+    if not castable.DECIMAL_MIN <= value <= castable.DECIMAL_MAX:  # 1e25, 1e400
+        raise InputError(
+            "number out of range (an xsd:decimal is within ±1.7e20)", field=field, value=text
+        )
+    if castable.decimal_places(value) > castable.DECIMAL_PLACES:  # 1e-30, 19 decimals
+        raise InputError(
+            f"more decimal places than an xsd:decimal keeps ({castable.DECIMAL_PLACES})",
+            field=field,
+            value=text,
+            hint="round the value in the source",
+        )
     if positive and value <= 0:
         raise InputError("must be positive", field=field, value=text)
     if non_negative and value < 0:
@@ -131,14 +213,17 @@ class _Builder:
     def node(self, s: NamedNode, *pairs: tuple[NamedNode, NamedNode | Literal | None]) -> Any:
         raise NotImplementedError
 
-    def source_document(self, iri: NamedNode, *, data: bytes, source: str, media_type: str) -> Any:
-        """A fkg:SourceDocument with its content hash, source (a URL or file URI) and media type.
-
-        A source that is not a valid IRI (a URL with spaces, say) is kept as a literal."""
-        try:
-            target: NamedNode | Literal = NamedNode(source)
-        except ValueError:
-            target = Literal(source)
+    def source_document(
+        self, iri: NamedNode, *, data: bytes, source: str | NamedNode, media_type: str
+    ) -> Any:
+        """A fkg:SourceDocument with its content hash, source (an http(s) URL or a file URI:
+        anything else is an InputError; an IRI from `web_url` is taken as it is) and media
+        type."""
+        target = (
+            source
+            if isinstance(source, NamedNode)
+            else web_url(source, field="source", schemes=("http", "https", "file"))
+        )
         return self.node(
             iri,
             (RDF.type, FKG.SourceDocument),
@@ -251,7 +336,7 @@ def read_table(
             value=",".join(header),
         )
     rows, rejects = [], []
-    for line, row in enumerate(reader, start=2):
+    for line, row in enumerate(csv_rows(reader, path, rejects), start=2):
         if None in row:
             rejects.append(
                 Reject(
@@ -264,3 +349,14 @@ def read_table(
             continue
         rows.append((line, {names[k]: (v or "").strip() for k, v in row.items()}))
     return Table(path, tuple(names.values()), rows, rejects)
+
+
+def csv_rows(reader: csv.DictReader, path: Path, rejects: list[Reject]) -> Iterator[dict]:
+    """The reader's rows until one cannot be read (a field over the csv module's limit of
+    131,072 characters): that row, and the rest of the file, become one Reject."""
+    try:
+        yield from reader
+    except csv.Error as e:
+        rejects.append(
+            Reject(str(path), reader.line_num + 1, f"not valid CSV from here on: {e}", field="row")
+        )

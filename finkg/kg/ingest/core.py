@@ -5,10 +5,13 @@ record, keyed by the node whose presence means "already ingested"), a `TextItem`
 written as N-Quads text, where building Quad objects would cost the loader its speed
 target) or a `Reject` (file, line, field, reason). `ingest()` then:
 
-1. checks every record: it parses (loader), its key node is not in the store yet, and its
-   quads conform to finkg's shapes (a Python screen, `shapes/screen.py`, passes the chunks
-   that surely do; the shapes compiled to SPARQL, `shapes/validate.py`, decide and report
-   on the rest); worker threads check chunks while the loader reads on;
+1. checks every record: it parses (loader); no earlier record of this ingest had its key
+   with other content (the same content again is skipped); its key node is not in the
+   store yet; it names no time after the moment of ingestion; its quads are in finkg's
+   data graphs and conform to finkg's shapes (a Python screen, `shapes/screen.py`, passes
+   the chunks that surely do; the shapes compiled to SPARQL, `shapes/validate.py`, decide
+   and report on the rest); worker threads check chunks while the loader reads on
+   (`vetting.py`);
 2. without `skip_bad`, stops at the first reject, naming file, line and field, and writes
    nothing: checked items wait in a temporary N-Quads file until every chunk has passed.
    With `skip_bad`, rejects go to a JSONL rejects file with their reasons and the checked
@@ -21,6 +24,7 @@ target) or a `Reject` (file, line, field, reason). `ingest()` then:
 from __future__ import annotations
 
 import dataclasses
+import datetime as dt
 import gc
 import json
 import tempfile
@@ -36,6 +40,7 @@ import pyoxigraph as ox
 from pyoxigraph import NamedNode, Quad
 
 from finkg import queries
+from finkg.errors import InputError
 from finkg.kg.graphs import Graphs
 from finkg.kg.ingest.records import Item, Record, Reject, TextItem
 from finkg.kg.ingest.vetting import Vetted, vet
@@ -67,6 +72,8 @@ class IngestOptions:
     graphs: Graphs
     tz: ZoneInfo | None = None  # the declared source zone; None: the format's documented default
     graph: NamedNode | None = None  # an explicit target graph, where a loader allows one
+    # the moment of ingestion: nothing available after it is written (filled by `ingest`)
+    now: dt.datetime | None = None
     # ten-digit CIK -> ticker of the companies already in the store (filled by `ingest`)
     companies_by_cik: Mapping[str, str] = field(default_factory=dict)
     # tickers of the companies with price bars in the store (filled by `ingest` for filings)
@@ -75,6 +82,11 @@ class IngestOptions:
     @property
     def base(self) -> str:
         return self.graphs.base
+
+    @property
+    def moment(self) -> dt.datetime:
+        """The moment of ingestion (`now`, else the present)."""
+        return self.now or dt.datetime.now(dt.UTC)
 
 
 Loader = Callable[[Sequence[Path], IngestOptions], Iterable["Record | Reject"]]
@@ -107,6 +119,15 @@ def ingest(
     """Check, stage and write what `loader` reads from `paths` (see the module docstring)."""
     report = IngestReport(kind=kind, files=len(paths))
     tick = progress or (lambda _stage, _n: None)
+    if options.graph in (options.graphs.audit, options.graphs.ontology):
+        raise InputError(
+            "the audit and ontology graphs are written by finkg alone",
+            field="--graph",
+            value=options.graph.value,  # type: ignore[union-attr]
+            hint="name a data graph (news, filings, documents, market, users/<id>, ...)",
+        )
+    if options.now is None:
+        options = dataclasses.replace(options, now=dt.datetime.now(dt.UTC))
     if not options.companies_by_cik:
         rows = queries.run(store, "companies_by_cik")
         known = {r["cik"].value: r["ticker"].value for r in rows}  # type: ignore[union-attr]
@@ -123,16 +144,12 @@ def ingest(
         tempfile.TemporaryDirectory(prefix="finkg-ingest-") as tmp,
         _Writer(store, note, report, tick, Path(tmp) / "staged.nq", stream=skip_bad) as writer,
     ):
-        seen: set[NamedNode] = set()  # keys staged by this ingest
         with ThreadPoolExecutor(max_workers=CHECKERS) as checker:
 
             def stage(checked: Vetted, chunk_size: int) -> None:
                 report.skipped_existing += checked.skipped
                 report.rejects.extend(checked.rejects)
-                fresh = [i for i in checked.items if i.key not in seen]
-                report.skipped_existing += len(checked.items) - len(fresh)  # repeated in input
-                seen.update(i.key for i in fresh)
-                for item in fresh:
+                for item in checked.items:  # keys are unique: `Firsts` saw to repeats
                     if isinstance(item, TextItem):
                         data, count, sources = item.nquads, item.count, item.sources
                     else:
@@ -148,9 +165,11 @@ def ingest(
             # Oxigraph's SPARQL checks and bulk loads run outside the GIL, beside them.
             # Results are staged in input order, with at most CHECKERS + 1 chunks in flight.
             pending: deque[tuple[Future[Vetted], int]] = deque()
+            firsts = Firsts()
             for chunk in _chunks(loader(paths, options), CHECK_CHUNK):
-                items = _accept(chunk, report, skip_bad)
-                pending.append((checker.submit(vet, store, items, skip_bad), len(chunk)))
+                items = _accept(chunk, report, skip_bad, firsts)
+                work = checker.submit(vet, store, items, skip_bad, now=options.now)
+                pending.append((work, len(chunk)))
                 while len(pending) > CHECKERS:
                     future, size = pending.popleft()
                     stage(future.result(), size)
@@ -215,9 +234,20 @@ def _chunks(items: Iterable[Record | Reject], size: int) -> Iterator[list[Record
         yield chunk
 
 
-def _accept(chunk: list[Record | Reject], report: IngestReport, skip_bad: bool) -> list[Record]:
+def _accept(
+    chunk: list[Record | Reject], report: IngestReport, skip_bad: bool, firsts: Firsts
+) -> list[Record]:
+    """The records of a chunk, in input order; rejects stop the ingest (or are set aside),
+    and so does a record whose key an earlier record of this ingest had with other content
+    (the same content again is a harmless repeat, skipped)."""
     items = []
     for entry in chunk:
+        if isinstance(entry, Record):
+            clash = firsts.clash(entry)
+            if clash is False:
+                report.skipped_existing += 1
+                continue
+            entry = clash or entry
         if isinstance(entry, Reject):
             if not skip_bad:
                 raise entry.error()
@@ -227,9 +257,38 @@ def _accept(chunk: list[Record | Reject], report: IngestReport, skip_bad: bool) 
     return items
 
 
+class Firsts:
+    """The first record of each key in one ingest: where it was read and a fingerprint of
+    its quads (Python's hash: one process, one ingest), to tell a repeat from a conflict."""
+
+    def __init__(self) -> None:
+        self.seen: dict[NamedNode, tuple[int, str, int | None]] = {}
+        self.sources: dict[str, str] = {}  # one string per file, however many records
+
+    def clash(self, record: Record) -> Reject | bool | None:
+        """None: a new key; False: a repeat of an earlier record; a Reject: the same key
+        with other content, naming both records."""
+        mark = hash(record.nquads) if isinstance(record, TextItem) else hash(tuple(record.quads))
+        first = self.seen.get(record.key)
+        if first is None:
+            source = self.sources.setdefault(record.source, record.source)
+            self.seen[record.key] = (mark, source, record.line)
+            return None
+        if first[0] == mark:
+            return False
+        where = Path(first[1]).name + (f" line {first[2]}" if first[2] is not None else "")
+        return Reject(
+            record.source,
+            record.line,
+            f"the same key as {where}, with other content: keep one of the two",
+            "key",
+            record.key.value,
+        )
+
+
 def write_rejects(path: Path, rejects: list[Reject]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("w", encoding="utf-8") as f:
+    with path.open("w", encoding="utf-8", errors="backslashreplace") as f:  # a lone surrogate
         for r in rejects:
             f.write(json.dumps(r.__dict__, ensure_ascii=False) + "\n")
 

@@ -20,7 +20,6 @@ and said so): finkg never guesses an earlier time than it can prove.
 from __future__ import annotations
 
 import datetime as dt
-import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,8 +30,8 @@ from pyoxigraph import Quad
 from finkg import queries
 from finkg.errors import InputError
 from finkg.kg import lifecycle
-from finkg.kg.ingest import doctext, office
-from finkg.kg.ingest.common import zoned
+from finkg.kg.ingest import doctext, jsontext, office
+from finkg.kg.ingest.common import web_url, zoned
 from finkg.kg.ingest.core import Reject
 from finkg.kg.store import BaseStore
 from finkg.shapes.validate import validate_quads
@@ -80,9 +79,12 @@ def _sidecar(path: Path) -> dict[str, object]:
     if not meta.exists():
         return {}
     try:
-        data = json.loads(meta.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+        data = jsontext.loads(meta.read_text(encoding="utf-8"), source=str(meta))
+    except (OSError, UnicodeDecodeError) as e:
         raise InputError(f"unreadable metadata sidecar: {e}", source=str(meta)) from None
+    except InputError as e:
+        message = f"unreadable metadata sidecar: {e.message}"
+        raise InputError(message, source=str(meta), line=e.line, field=e.field) from None
     if not isinstance(data, dict):
         raise InputError("a metadata sidecar is a JSON object", source=str(meta))
     return data
@@ -138,6 +140,21 @@ def _publication(
     return published, quality, rule
 
 
+def _source(path: Path, given: object) -> str:
+    """The document's dcterms:source: the sidecar's http(s) URL, else the file's URI."""
+    if given is None or given == "":
+        return path.resolve().as_uri()
+    sidecar = str(path) + SIDECAR
+    if not isinstance(given, str):
+        raise InputError("source is a URL string", source=sidecar, field="source", value=given)
+    try:
+        return web_url(given, field="source").value
+    except InputError as e:
+        raise InputError(
+            e.message, source=sidecar, field="source", value=given, hint=e.hint
+        ) from None
+
+
 def upload(
     path: Path, *, tz: ZoneInfo | None = None, now: Callable[[], dt.datetime] | None = None
 ) -> lifecycle.Upload:
@@ -157,7 +174,7 @@ def upload(
         )
     return lifecycle.Upload(
         data=data,
-        source=str(meta.get("source") or path.resolve().as_uri()),
+        source=_source(path, meta.get("source")),
         media_type=kind_of(path, data),
         title=str(meta.get("title") or path.name),
         published=published,

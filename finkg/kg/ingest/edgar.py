@@ -14,12 +14,11 @@ index time is parsed here, so a bad one rejects its index with the row it is in.
 from __future__ import annotations
 
 import datetime as dt
-import json
 import re
 from dataclasses import dataclass, field
 
 from finkg.errors import InputError
-from finkg.kg.ingest import acceptance
+from finkg.kg.ingest import acceptance, jsontext
 from finkg.kg.ingest.acceptance import Clock
 
 ARCHIVES = "https://www.sec.gov/Archives/edgar/data"
@@ -88,10 +87,9 @@ def _date(text: object, *, field: str) -> dt.date | None:
 def parse_submissions(data: bytes) -> Submissions:
     """A submissions index from its JSON; anything else is an InputError naming the field."""
     try:
-        doc = json.loads(data.decode("utf-8-sig"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as e:
-        line = getattr(e, "lineno", None)
-        raise InputError(f"not valid JSON: {e}", line=line) from None
+        doc = jsontext.loads(data.decode("utf-8-sig"))
+    except UnicodeDecodeError as e:
+        raise InputError(f"not valid JSON: {e}") from None
     recent = doc.get("filings", {}).get("recent") if isinstance(doc, dict) else None
     if not isinstance(recent, dict) or "cik" not in doc:
         raise InputError(

@@ -183,9 +183,23 @@ def _customer_id(row: dict[str, str], known: set[str] | None = None) -> str:
     return cid
 
 
-def stamp(text: str, tz: ZoneInfo, *, field: str = "timestamp") -> Stamp:
-    """When a FAR-Trans row became knowable (see the module docstring)."""
-    text = text.strip()
+def stamp(
+    text: str, tz: ZoneInfo, *, field: str = "timestamp", now: dt.datetime | None = None
+) -> Stamp:
+    """When a FAR-Trans row became knowable (see the module docstring); after `now` (the
+    moment of ingestion) it is an InputError."""
+    found = _stamp(text.strip(), tz, field)
+    if now is not None and found.at > now:
+        raise InputError(
+            f"available after the moment of ingestion ({now:%Y-%m-%d %H:%M%z})",
+            field=field,
+            value=text.strip(),
+            hint="fix the date; nothing is known before it happens",
+        )
+    return found
+
+
+def _stamp(text: str, tz: ZoneInfo, field: str) -> Stamp:
     if len(text) == 10:
         try:
             day = dt.date.fromisoformat(text)
@@ -256,7 +270,7 @@ def close_price(
     **_: object,
 ) -> Item:
     isin = _isin(row, known_assets)
-    when = stamp(row.get("timestamp", ""), options.tz or DEFAULT_TZ)
+    when = stamp(row.get("timestamp", ""), options.tz or DEFAULT_TZ, now=options.moment)
     day = dt.date.fromisoformat(row["timestamp"][:10])
     close = common.decimal(row.get("closeprice", ""), field="closePrice", positive=True)
     node = mint("bar", isin, day.isoformat(), base=options.base)
@@ -297,7 +311,7 @@ def transaction(
             field="transactionType",
             value=row.get("transactiontype"),
         )
-    when = stamp(row.get("timestamp", ""), options.tz or DEFAULT_TZ)
+    when = stamp(row.get("timestamp", ""), options.tz or DEFAULT_TZ, now=options.moment)
     value = common.decimal(row.get("totalvalue", ""), field="totalValue", non_negative=True)
     units = common.decimal(row.get("units", ""), field="units", positive=True)
     node = mint("transaction", tid, base=options.base)

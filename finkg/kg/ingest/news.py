@@ -26,7 +26,7 @@ from pathlib import Path
 from zoneinfo import ZoneInfo
 
 from finkg.errors import InputError
-from finkg.kg.ingest import common
+from finkg.kg.ingest import common, jsontext
 from finkg.kg.ingest.core import IngestOptions, Reject, TextItem
 from finkg.kg.iri import mint
 from finkg.ontology.terms import DCTERMS, FKG, PROV, RDF
@@ -103,11 +103,11 @@ def _records(path: Path, shape: Shape) -> Iterator[tuple[int | None, dict | Reje
         return
     if text.lstrip().startswith("["):
         try:
-            records = json.loads(text)
-        except json.JSONDecodeError as e:
-            yield e.lineno, Reject(str(path), e.lineno, f"not valid JSON: {e.msg}")
+            records = jsontext.loads(text, source=str(path))
+        except InputError as e:
+            yield e.line, Reject.of(e, source=str(path), line=e.line)
             return
-        for i, record in enumerate(records, start=1):
+        for i, record in enumerate(records, start=1):  # type: ignore[arg-type]
             yield (
                 i,
                 record
@@ -119,9 +119,9 @@ def _records(path: Path, shape: Shape) -> Iterator[tuple[int | None, dict | Reje
         if not line.strip():
             continue
         try:
-            record = json.loads(line)
-        except json.JSONDecodeError as e:
-            yield i, Reject(str(path), i, f"not valid JSON: {e.msg}")
+            record = jsontext.loads(line, source=str(path), line=i)
+        except InputError as e:
+            yield i, Reject.of(e, source=str(path), line=i)
             continue
         yield i, record if isinstance(record, dict) else Reject(str(path), i, "not a JSON object")
 
@@ -145,13 +145,15 @@ def _csv_records(path: Path, text: str) -> Iterator[tuple[int | None, dict | Rej
             ),
         )
         return
-    start = 2
-    for row in reader:
+    start, unreadable = 2, []
+    for row in common.csv_rows(reader, path, unreadable):
         if None in row:
             yield start, Reject(str(path), start, "more values than columns", field="row")
         else:
             yield start, row
         start = reader.line_num + 1
+    for reject in unreadable:
+        yield reject.line, reject
 
 
 def _field(record: dict, name: str, *, required: bool = True) -> str | None:
@@ -177,6 +179,8 @@ def _published(record: dict, shape: Shape, options: IngestOptions) -> tuple[obje
         return at, f"{shape.published} with its {shape.zone_suffix.strip()} suffix"
     tz = options.tz or shape.default_tz
     at = common.zoned(text, tz=tz, field=shape.published, fmt=TIME_FORMAT)
+    if at.tzinfo is not tz:  # the text named its offset
+        return at, f"{shape.published} with its own offset"
     return at, f"{shape.published} read as {tz.key}"
 
 
@@ -185,9 +189,17 @@ def item(
 ) -> TextItem:
     symbol = (_field(record, shape.symbol) or "").upper()
     published, rule = _published(record, shape, options)
+    if published > options.moment:  # type: ignore[operator]
+        raise InputError(
+            f"published after the moment of ingestion ({options.moment:%Y-%m-%d %H:%M:%S%z})",
+            field=shape.published,
+            value=record.get(shape.published),
+            hint="fix the date; news cannot be known before it is published",
+        )
     title = _field(record, shape.title) or ""
     body = next((b for b in (_field(record, f, required=False) for f in shape.text) if b), None)
     url = _field(record, shape.url, required=False)
+    page = common.web_url(url, field=shape.url) if url is not None else None
     site = _field(record, shape.site, required=False)
     key = url or f"{published.isoformat()}|{title}"  # type: ignore[attr-defined]
     node = mint("news", symbol, key, base=options.base)
@@ -197,7 +209,7 @@ def item(
     q.source_document(
         doc,
         data=canonical,
-        source=url or f"{Path(source).resolve().as_uri()}#line={line}",
+        source=page or f"{Path(source).resolve().as_uri()}#line={line}",
         media_type="application/json" if shape is NASDAQ else "text/csv",
     )
     q.node(

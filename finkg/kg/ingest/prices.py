@@ -120,7 +120,11 @@ def _session(text: str | None) -> dt.date:
         raise InputError(
             "a daily bar's Date is a session date, not a time", field="Date", value=raw
         )
-    if not get_calendar().is_session(day):
+    try:
+        session = get_calendar().is_session(day)
+    except InputError as e:  # outside the calendar's years
+        raise InputError(e.message, field="Date", value=raw, hint=e.hint) from None
+    if not session:
         raise InputError("not an XNYS session (weekend or holiday)", field="Date", value=raw)
     return day
 
@@ -138,6 +142,15 @@ def _bar(
     """The bar's item, its ticker and session, and its values in `COLUMNS` order."""
     ticker = (row.get("ticker") or ticker).strip().upper()
     day = _session(row.get("date"))
+    closed = get_calendar().bar_available_at(day)
+    if closed > options.moment:
+        raise InputError(
+            f"the session closes after the moment of ingestion ({options.moment:%Y-%m-%d %H:%M%z})"
+            ": a bar is known at its close",
+            field="Date",
+            value=day.isoformat(),
+            hint="ingest the bar once the session has closed",
+        )
     values = {}
     for name in ("open", "high", "low", "close"):
         if row.get(name) in (None, ""):
@@ -166,7 +179,7 @@ def _bar(
         q.add(node, RDF.type, FKG.PriceBar)
         .add(node, FKG.about, mint("company", ticker, base=options.base))
         .add(node, FKG.sessionDate, common.date(day))
-        .add(node, FKG.availableAt, common.datetime(get_calendar().bar_available_at(day)))
+        .add(node, FKG.availableAt, common.datetime(closed))
         .add(node, FKG.open, values["open"])
         .add(node, FKG.high, values["high"])
         .add(node, FKG.low, values["low"])

@@ -3,8 +3,8 @@ same written as N-Quads text, or a `Reject` saying why the record cannot be inge
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 
 import pyoxigraph as ox
 from pyoxigraph import BlankNode, Literal, NamedNode, Quad
@@ -16,12 +16,24 @@ Term = NamedNode | BlankNode | Literal
 
 @dataclass(frozen=True)
 class Item:
-    """The quads of one source record; `key` present in the store means it is ingested."""
+    """The quads of one source record; `key` present in the store means it is ingested.
+
+    `extends_store` marks the quads of an RDF file (`rdf_files.py`): they may add
+    statements to nodes the store holds, so the item is never skipped as already ingested
+    (its `key` stands for the file) and its shape check reads what the store holds about
+    its subjects beside it. `locate` gives the line of a node or value in the source, for
+    the reports of a record that spans many lines."""
 
     key: NamedNode
     quads: list[Quad]
     source: str
     line: int | None = None
+    extends_store: bool = False
+    locate: Callable[[str], int | None] | None = field(default=None, compare=False)
+
+    def line_of(self, text: str) -> int | None:
+        """The line of `text` (a node's IRI, a value) in the source, else the item's."""
+        return (self.locate(text) if self.locate else None) or self.line
 
 
 @dataclass(frozen=True)
@@ -45,6 +57,9 @@ class TextItem:
     def quads(self) -> list[Quad]:
         """The statements as quads, parsed from the text (a violation report needs them)."""
         return list(ox.parse(self.nquads, format=ox.RdfFormat.N_QUADS))
+
+    def line_of(self, _text: str) -> int | None:
+        return self.line
 
 
 Record = Item | TextItem

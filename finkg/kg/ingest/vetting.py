@@ -1,21 +1,31 @@
-"""Which records of one chunk the ingest may write: each item's quads are in named graphs,
-its key node is not in the store yet (`existing`), and its statements conform to finkg's
-shapes (the Python screen, `shapes/screen.py`, passes a chunk that surely does; the shapes
-compiled to SPARQL, `shapes/validate.py`, decide and report on the rest)."""
+"""Which records of one chunk the ingest may write: each item's quads are in finkg's named
+graphs (never `audit` or `ontology`, which finkg alone writes), its key node is not in the
+store yet (`existing`), nothing in it became available after the moment of ingestion, and
+its statements conform to finkg's shapes (the Python screen, `shapes/screen.py`, passes a
+chunk that surely does; the shapes compiled to SPARQL, `shapes/validate.py`, decide and
+report on the rest). Each item is checked with what the store holds about the subjects it
+may share with stored records (all but its key; an RDF file's item, `Item.extends_store`,
+every node it names), as `finkg validate` would see them after the write."""
 
 from __future__ import annotations
 
+import datetime as dt
+import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from itertools import chain
 
-from pyoxigraph import NamedNode, Quad
+from pyoxigraph import Literal, NamedNode, Quad
 
+from finkg import queries
 from finkg.errors import InputError
 from finkg.kg.ingest.records import Item, Record, Reject, TextItem
 from finkg.kg.store import BaseStore
-from finkg.ontology.terms import RDF
+from finkg.ontology.terms import FKG, RDF
 from finkg.shapes.screen import surely_conforms
 from finkg.shapes.validate import validate_quads
+
+CONTEXT_BATCH = 1_000  # nodes per lookup of what the store holds about them
 
 
 @dataclass(frozen=True)
@@ -27,50 +37,143 @@ class Vetted:
     rejects: list[Reject]
 
 
-def vet(store: BaseStore, items: list[Record], skip_bad: bool) -> Vetted:
-    """The items of one chunk that are not in the store yet and conform to the shapes."""
+def vet(
+    store: BaseStore, items: list[Record], skip_bad: bool, *, now: dt.datetime | None = None
+) -> Vetted:
+    """The items of one chunk that are not in the store yet, were available by `now` (the
+    moment of ingestion; default: the present) and conform to the shapes."""
+    _check_graphs(store, items)
+    present = existing(store, [i for i in items if not _extends(i)])
+    new = list({i.key: i for i in items if i.key not in present}.values())
+    rejects: list[Reject] = []
+    known = _known_by(now or dt.datetime.now(dt.UTC), new, rejects, skip_bad)
+    checked = _check_shapes(store, known, rejects, skip_bad)
+    return Vetted(checked, len(items) - len(new), rejects)
+
+
+def _extends(item: Record) -> bool:
+    return isinstance(item, Item) and item.extends_store
+
+
+def _check_graphs(store: BaseStore, items: list[Record]) -> None:
+    finkgs_own = {store.graphs.audit, store.graphs.ontology}
     for item in items:
         if isinstance(item, TextItem):  # `common.Lines` writes every line in its graph
             continue
         for q in item.quads:
-            if not isinstance(q.graph_name, NamedNode):
+            if not isinstance(q.graph_name, NamedNode) or q.graph_name in finkgs_own:
                 raise InputError(
-                    "finkg keeps every triple in a named graph",
+                    "finkg keeps every triple in a named graph"
+                    if not isinstance(q.graph_name, NamedNode)
+                    else "the audit and ontology graphs are written by finkg alone",
                     source=item.source,
                     line=item.line,
                     field="graph",
                     value=str(q),
                 )
-    present = existing(store, items)
-    new = list({i.key: i for i in items if i.key not in present}.values())
-    rejects: list[Reject] = []
-    checked = _check_shapes(new, rejects, skip_bad)
-    return Vetted(checked, len(items) - len(new), rejects)
 
 
-def _check_shapes(items: list[Record], rejects: list[Reject], skip_bad: bool) -> list[Record]:
+_FAR_YEAR = re.compile(r"\+?[0-9]{5,}-")  # a year Python's datetime cannot hold: after 9999
+
+
+def _known_by(
+    now: dt.datetime, items: list[Record], rejects: list[Reject], skip_bad: bool
+) -> list[Record]:
+    """Refuse (or, with skip_bad, set aside) the items with a `fkg:availableAt` after `now`:
+    nothing can be known before it happens, and a decision must never see it early."""
+    kept = []
+    for item in items:
+        late = next((t for t in _available_at(item) if _after(t, now)), None)
+        if late is None:
+            kept.append(item)
+            continue
+        reject = Reject(
+            item.source,
+            item.line_of(late),
+            f"available after the moment of ingestion ({now.isoformat(timespec='seconds')}): "
+            "nothing is known before it happens; fix the time, or ingest it once it has passed",
+            FKG.availableAt.value,
+            late,
+        )
+        if not skip_bad:
+            raise reject.error()
+        rejects.append(reject)
+    return kept
+
+
+def _available_at(item: Record) -> Iterator[str]:
+    if isinstance(item, TextItem):
+        terms = item.statements
+        for i in range(1, len(terms), 3):
+            if terms[i] == FKG.availableAt:
+                yield terms[i + 1].value
+        return
+    for q in item.quads:
+        if q.predicate == FKG.availableAt and isinstance(q.object, Literal):
+            yield q.object.value
+
+
+def _after(lexical: str, now: dt.datetime) -> bool:
+    try:
+        at = dt.datetime.fromisoformat(lexical)
+    except ValueError:  # not a date-time Python reads: the shapes judge its form
+        return _FAR_YEAR.match(lexical) is not None
+    return at.tzinfo is not None and at > now
+
+
+def _check_shapes(
+    store: BaseStore, items: list[Record], rejects: list[Reject], skip_bad: bool
+) -> list[Record]:
     """Drop (or refuse) the items whose nodes break a shape. The screen passes nearly every
     chunk without the SPARQL checks; where it cannot, they decide and report."""
-    if surely_conforms(_statements(items)):
+    context = _context(store, items)
+    stored = ((q.subject, q.predicate, q.object) for q in context)
+    if surely_conforms(chain(_statements(items), stored)):
         return items
     result = validate_quads(
-        (q for item in items if isinstance(item, Item) for q in item.quads),
+        chain((q for item in items if isinstance(item, Item) for q in item.quads), context),
         nquads=b"".join(item.nquads for item in items if isinstance(item, TextItem)),
     )
     if result.conforms:
         return items
     owner = {q.subject.value: item for item in items for q in item.quads}
+    held = {q.subject.value for q in context}
     bad: dict[int, Reject] = {}
     for v in result.violations:
         item = owner.get(v.focus)
         if item is None:
             continue
-        reject = Reject(item.source, item.line, f"{v.message} ({v.focus})", v.path, v.value)
+        also = "; with what the store already holds about it" if v.focus in held else ""
+        reason = f"{v.message} ({v.focus}){also}"
+        reject = Reject(item.source, item.line_of(v.focus), reason, v.path, v.value)
         if not skip_bad:
             raise reject.error()
         bad.setdefault(id(item), reject)
     rejects.extend(bad.values())
     return [item for item in items if id(item) not in bad]
+
+
+def _context(store: BaseStore, items: list[Record]) -> list[Quad]:
+    """What the store holds about the nodes `items` share with other records: the subjects
+    besides each item's key (new, as `existing` found), so a new passage cannot give a
+    stored source document a second content hash; for an RDF file, every node it names, so
+    the file is checked as the store will hold it."""
+    nodes: set[NamedNode] = set()
+    for item in items:
+        if isinstance(item, TextItem):  # its subjects: the key and its source documents
+            nodes.update(doc for doc, _graph in item.sources)
+        elif item.extends_store:
+            terms = (t for q in item.quads for t in (q.subject, q.object))
+            nodes.update(t for t in terms if isinstance(t, NamedNode))
+        else:
+            nodes.update(q.subject for q in item.quads if q.subject != item.key)  # type: ignore[misc]
+    listed = list(nodes)
+    quads = []
+    for start in range(0, len(listed), CONTEXT_BATCH):
+        batch = listed[start : start + CONTEXT_BATCH]
+        rows = queries.run(store, "subject_quads", {"node": batch})
+        quads += [Quad(r["node"], r["p"], r["o"], r["g"]) for r in rows]  # type: ignore[arg-type, index, union-attr]
+    return quads
 
 
 def _statements(items: list[Record]) -> Iterator[tuple]:

@@ -47,6 +47,28 @@ PREFIX = (
     "@prefix xsd: <http://www.w3.org/2001/XMLSchema#> .\n"
 )
 NEWS_GRAPH = "https://w3id.org/finkg/id/graph/news"
+AUDIT_GRAPH = "https://w3id.org/finkg/id/graph/audit"
+ONTOLOGY_GRAPH = "https://w3id.org/finkg/id/graph/ontology"
+ARTICLE = (  # a news article and its source document, but for its fkg:text
+    "<https://e.org/doc> a fkg:SourceDocument ;\n"
+    '  fkg:contentHash "sha256:' + "ab" * 32 + '" ;\n'
+    "  <http://purl.org/dc/terms/source> <https://example.org/news/1> .\n"
+    "<https://e.org/news-1> a fkg:NewsArticle ;\n"
+    '  fkg:availableAt "2020-04-30T16:30:00-04:00"^^xsd:dateTime ;\n'
+    '  fkg:timeQuality "exact" ;\n'
+    '  fkg:timeRule "publishedDate read as America/New_York" ;\n'
+    "  fkg:sourceFamily fkg:News ;\n"
+    "  fkg:about <https://w3id.org/finkg/id/company/ZQAW> ;\n"
+    "  <http://www.w3.org/ns/prov#wasDerivedFrom> <https://e.org/doc> .\n"
+)
+LAUGHS = (  # a billion laughs, seven levels deep: 659 bytes once stored 100 MB
+    '<?xml version="1.0"?>\n<!DOCTYPE rdf:RDF [\n<!ENTITY a0 "aaaaaaaaaa">\n'
+    + "".join(f'<!ENTITY a{i} "{f"&a{i - 1};" * 10}">\n' for i in range(1, 8))
+    + ']>\n<rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#" '
+    'xmlns:fkg="https://w3id.org/finkg/ns#">\n'
+    '<rdf:Description rdf:about="https://e.org/a"><fkg:text>&a7;</fkg:text>'
+    "</rdf:Description>\n</rdf:RDF>\n"
+)
 
 
 def submissions(**recent: list[object]) -> str:
@@ -157,6 +179,71 @@ CASES: list[tuple[str, str, int | None, str | None, str, bytes | str]] = [
         gzip.compress((GOOD_NEWS + news(title="x" * 1_000_001)).encode(), mtime=0),
     ),
     ("news-not-gzip.jsonl.gz", "news", None, None, "cannot read file", GOOD_NEWS),
+    # issue 24: accepted, or a traceback
+    (
+        "news-future.jsonl",
+        "news",
+        2,
+        "publishedDate",
+        "after the moment of ingestion",
+        GOOD_NEWS + news(publishedDate="2100-01-04 09:00:00"),
+    ),
+    (
+        "news-dst-gap.jsonl",
+        "news",
+        2,
+        "publishedDate",
+        "no such local time",
+        GOOD_NEWS + news(publishedDate="2019-03-10 02:30:00"),
+    ),
+    (
+        "news-dst-overlap.jsonl",
+        "news",
+        2,
+        "publishedDate",
+        "ambiguous local time",
+        GOOD_NEWS + news(publishedDate="2019-11-03 01:30:00"),
+    ),
+    (
+        "news-javascript-url.jsonl",
+        "news",
+        2,
+        "url",
+        "not an http(s) URL",
+        GOOD_NEWS + news(url="javascript:alert(1)"),
+    ),
+    (
+        "news-url-spaces.jsonl",
+        "news",
+        2,
+        "url",
+        "not a valid IRI",
+        GOOD_NEWS + news(url="https://example.org/acme 1"),
+    ),
+    (
+        "news-surrogate.jsonl",
+        "news",
+        2,
+        "title",
+        "lone surrogate",
+        GOOD_NEWS + news(title="Acme \ud800 beats"),
+    ),
+    (
+        "news-deep.jsonl",
+        "news",
+        2,
+        None,
+        "nested deeper than",
+        GOOD_NEWS + '{"title": ' + "[" * 5_000 + "]" * 5_000 + "}\n",
+    ),
+    (
+        "news-same-url-other-title.jsonl",
+        "news",
+        3,
+        "key",
+        "news-same-url-other-title.jsonl line 2",
+        GOOD_NEWS + news() + news(title="Acme misses estimates"),
+    ),
     # news: FNSPID CSV
     (
         "fnspid-no-title-column.csv",
@@ -261,7 +348,57 @@ CASES: list[tuple[str, str, int | None, str | None, str, bytes | str]] = [
         "out of range",
         BARS + BAR1 + "2019-03-04,1e400,1e400,1e400,1e400,1e400,5\n",
     ),
+    # numbers Oxigraph's xsd:decimal cannot hold (issue 24: validate flagged them after ingest)
+    (
+        "ZQBO.csv",
+        "prices",
+        3,
+        "Volume",
+        "out of range",
+        BARS + BAR1 + BAR2.replace(",1200", ",1e25"),
+    ),
+    (
+        "ZQBP.csv",
+        "prices",
+        3,
+        "Close",
+        "more decimal places",
+        BARS + BAR1 + BAR2.replace("10.4,10.4", "10.4000000000000000001,10.4"),
+    ),
+    (
+        "ZQBQ.csv",
+        "prices",
+        3,
+        "Open",
+        "more decimal places",
+        BARS + BAR1 + "2019-03-04,1e-30,10.6,1e-30,10.4,10.4,1200\n",
+    ),
+    ("ZQBR.csv", "prices", 3, "High", "out of range", BARS + BAR1 + BAR2.replace("10.6", "1e300")),
+    (
+        "ZQBS.csv",
+        "prices",
+        3,
+        "Date",
+        "after the moment of ingestion",
+        BARS + BAR1 + BAR2.replace("2019-03-04", "2035-12-03"),  # the calendar ends in 2035
+    ),
     # companies
+    (
+        "companies-same-ticker-other-name.csv",
+        "companies",
+        4,
+        "key",
+        "companies-same-ticker-other-name.csv line 2",
+        "ticker,name\nZQDD,Acme\nZQEE,Beta\nZQDD,Acme Holdings\n",
+    ),
+    (
+        "companies-huge-field.csv",
+        "companies",
+        2,
+        "row",
+        "field larger than field limit",
+        "ticker,name\nZQDD," + "x" * 200_000 + "\n",
+    ),
     ("companies-no-name.csv", "companies", 1, "header", "missing columns", "ticker\nZQAW\n"),
     ("companies-empty.csv", "companies", None, None, "empty file", ""),
     ("companies-bad-cik.csv", "companies", 2, "cik", "CIK", "ticker,name,cik\nZQAW,Acme,12ab\n"),
@@ -354,6 +491,22 @@ CASES: list[tuple[str, str, int | None, str | None, str, bytes | str]] = [
         "unknown customer",
         TRANSACTIONS + f"C9,{ISIN},T1,Buy,2020-01-02 10:00:00,100.0,2\n",
     ),
+    (
+        "fartrans-future.csv",
+        "fartrans",
+        2,
+        "timestamp",
+        "after the moment of ingestion",
+        TRANSACTIONS + f"C1,{ISIN},T1,Buy,2100-01-04 10:00:00,100.0,2\n",
+    ),
+    (
+        "fartrans-dst-gap.csv",
+        "fartrans",
+        2,
+        "timestamp",
+        "no such local time",
+        TRANSACTIONS + f"C1,{ISIN},T1,Buy,2019-03-31 03:30:00,100.0,2\n",  # Europe/Athens
+    ),
     # SEC filings
     ("CIK0000320193-truncated.json", "filings", 1, None, "not valid JSON", submissions()[:120]),
     (
@@ -395,6 +548,22 @@ CASES: list[tuple[str, str, int | None, str | None, str, bytes | str]] = [
         "file name",
         "cannot tell the company",
         b"%PDF-1.4\n1 0 obj << /Type /Catalog",
+    ),
+    (
+        "CIK0000320193-surrogate.json",
+        "filings",
+        None,
+        "name",
+        "lone surrogate",
+        submissions().replace('"Apple Inc."', '"Apple \\ud800 Inc."'),
+    ),
+    (
+        "CIK0000320193-deep.json",
+        "filings",
+        None,
+        None,
+        "nested deeper than",
+        '{"cik": "320193", "filings": ' + "[" * 5_000 + "]" * 5_000 + "}",
     ),
     # RDF files
     (
@@ -440,6 +609,56 @@ CASES: list[tuple[str, str, int | None, str | None, str, bytes | str]] = [
         "not valid N-Quads",
         f'<https://e.org/a b> <https://w3id.org/finkg/ns#text> "x" <{NEWS_GRAPH}> .\n',
     ),
+    # issue 24: what `ingest rdf` once wrote with exit 0
+    (
+        "rdf-commit-in-audit.trig",
+        "rdf",
+        3,
+        "graph",
+        "finkg alone",
+        PREFIX + f"<{AUDIT_GRAPH}> {{\n"
+        "<https://w3id.org/finkg/id/commit/x> a fkg:Commit ; fkg:sequence 999999 .\n}\n",
+    ),
+    (
+        "rdf-redefines-ontology.trig",
+        "rdf",
+        3,
+        "graph",
+        "finkg alone",
+        PREFIX + f"<{ONTOLOGY_GRAPH}> {{\n"
+        "fkg:NewsArticle <http://www.w3.org/2000/01/rdf-schema#subClassOf> fkg:Nothing .\n}\n",
+    ),
+    ("rdf-entities.rdf", "rdf", 3, "DOCTYPE", "entity", LAUGHS),
+    (
+        "rdf-triple-term.trig",
+        "rdf",
+        4,
+        "https://w3id.org/finkg/ns#about",
+        "RDF 1.2",
+        PREFIX + f"<{NEWS_GRAPH}> {{\n"
+        "<https://e.org/a> fkg:about <<( <https://e.org/b> fkg:about <https://e.org/c> )>> .\n}\n",
+    ),
+    (
+        "rdf-no-text.trig",
+        "rdf",
+        7,  # the node without it
+        "https://w3id.org/finkg/ns#text",
+        "fkg:text",
+        PREFIX + f"<{NEWS_GRAPH}> {{\n" + ARTICLE + "}\n",
+    ),
+    (
+        "rdf-future.trig",
+        "rdf",
+        8,
+        "https://w3id.org/finkg/ns#availableAt",
+        "after the moment of ingestion",
+        PREFIX
+        + f"<{NEWS_GRAPH}> {{\n"
+        + ARTICLE.replace("2020-04-30", "2100-04-30").replace(
+            "  fkg:sourceFamily", '  fkg:text "Acme raises guidance" ;\n  fkg:sourceFamily'
+        )
+        + "}\n",
+    ),
     # documents (paper 003 lifecycle): the sidecar's faults are named in the sidecar and
     # nothing is written; an unreadable file ends in the Error state (an audited write)
     ("doc-empty.txt", "documents", None, None, "empty file", "  \n\t\n"),
@@ -448,7 +667,8 @@ CASES: list[tuple[str, str, int | None, str | None, str, bytes | str]] = [
     ("doc-naive-time.txt", "documents", None, "published", "zone", "Revenue rose 5%.\n"),
     ("doc-future.txt", "documents", None, "published", "cannot be known", "Revenue rose.\n"),
     ("doc-published-number.txt", "documents", None, "published", "ISO date", "Revenue.\n"),
-    ("doc-bad-sidecar.txt", "documents", None, None, "unreadable metadata", "Revenue.\n"),
+    ("doc-javascript-source.txt", "documents", None, "source", "not an http(s) URL", "Revenue.\n"),
+    ("doc-bad-sidecar.txt", "documents", 1, None, "unreadable metadata", "Revenue.\n"),
     ("doc-tickers-string.txt", "documents", None, "tickers", "list of strings", "Revenue.\n"),
     ("doc-truncated.pdf", "documents", None, "Error", "pdf", b"%PDF-1.4\n1 0 obj << /Type"),
     ("doc-fake.docx", "documents", None, "Error", "not a readable Word", b"PK\x03\x04 no docx"),
@@ -469,6 +689,7 @@ SIDECARS = {  # a document's metadata beside it; these cases' errors name the si
     "doc-naive-time.txt": '{"published": "2019-02-16T08:00:00"}',
     "doc-future.txt": '{"published": "2999-01-01T00:00:00+00:00"}',
     "doc-published-number.txt": '{"published": 20190216}',
+    "doc-javascript-source.txt": '{"published": "2019-02-16", "source": "javascript:alert(1)"}',
     "doc-bad-sidecar.txt": '{"published": ',
     "doc-tickers-string.txt": '{"published": "2019-02-16", "tickers": "ZQAW"}',
 }
