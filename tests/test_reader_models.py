@@ -309,3 +309,37 @@ def test_an_option_is_scored_as_the_whole_reply_with_its_end_of_turn(smollm: Pat
     # without the end token "yes" scores at least as well as any reply that starts with it
     assert start["yes"] >= start["yes, it is"]
     assert whole != start
+
+
+def test_a_llama_cpp_built_for_instructions_this_cpu_lacks_is_refused(
+    smollm: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import llama_cpp
+
+    from finkg.reader import llamacpp
+    from finkg.reader.llm import ReaderBuildError
+
+    avx512 = "CPU : SSE3 = 1 | AVX = 1 | AVX2 = 1 | FMA = 1 | AVX512 = 1 | AVX512_VNNI = 1 | "
+    monkeypatch.setattr(llama_cpp, "llama_print_system_info", lambda: avx512.encode())
+    monkeypatch.setattr(llamacpp, "cpu_flags", lambda: {"avx", "avx2", "fma", "sse3"})
+    with pytest.raises(ReaderBuildError, match="AVX512, AVX512_VNNI") as e:
+        llamacpp.LlamaCpp(smollm, model_id="smollm2-135m", n_ctx=512)
+    assert e.value.exit_code == 2
+    # the same library on a CPU that has the features loads
+    monkeypatch.setattr(
+        llamacpp, "cpu_flags", lambda: {"avx", "avx2", "fma", "avx512f", "avx512_vnni"}
+    )
+    llamacpp.LlamaCpp(smollm, model_id="smollm2-135m", n_ctx=512)
+
+
+def test_the_installed_build_needs_nothing_this_cpu_lacks(smollm: Path) -> None:
+    import llama_cpp
+
+    from finkg.reader.llamacpp import cpu_flags, refuse_missing_features
+
+    info = llama_cpp.llama_print_system_info().decode()
+    flags = cpu_flags()
+    assert flags, "no CPU flags read on this machine"
+    refuse_missing_features(info, flags)
+    with pytest.raises(Exception, match="lacks"):
+        refuse_missing_features(info, set())  # the check can fail: every feature missing
