@@ -288,7 +288,7 @@ def test_a_llama_cpp_built_with_amx_is_refused_before_any_model_loads(
 def test_the_installed_llama_cpp_has_no_amx_kernels(smollm: Path) -> None:
     import llama_cpp
 
-    from finkg.reader.llamacpp import refuse_amx
+    from finkg.reader.cpu import refuse_amx
 
     info = llama_cpp.llama_print_system_info().decode()
     assert "CPU :" in info  # the text the check reads is really there
@@ -316,26 +316,24 @@ def test_a_llama_cpp_built_for_instructions_this_cpu_lacks_is_refused(
 ) -> None:
     import llama_cpp
 
-    from finkg.reader import llamacpp
+    from finkg.reader import cpu, llamacpp
     from finkg.reader.llm import ReaderBuildError
 
     avx512 = "CPU : SSE3 = 1 | AVX = 1 | AVX2 = 1 | FMA = 1 | AVX512 = 1 | AVX512_VNNI = 1 | "
     monkeypatch.setattr(llama_cpp, "llama_print_system_info", lambda: avx512.encode())
-    monkeypatch.setattr(llamacpp, "cpu_flags", lambda: {"avx", "avx2", "fma", "sse3"})
+    monkeypatch.setattr(cpu, "cpu_flags", lambda: {"avx", "avx2", "fma", "sse3"})
     with pytest.raises(ReaderBuildError, match="AVX512, AVX512_VNNI") as e:
         llamacpp.LlamaCpp(smollm, model_id="smollm2-135m", n_ctx=512)
     assert e.value.exit_code == 2
     # the same library on a CPU that has the features loads
-    monkeypatch.setattr(
-        llamacpp, "cpu_flags", lambda: {"avx", "avx2", "fma", "avx512f", "avx512_vnni"}
-    )
+    monkeypatch.setattr(cpu, "cpu_flags", lambda: {"avx", "avx2", "fma", "avx512f", "avx512_vnni"})
     llamacpp.LlamaCpp(smollm, model_id="smollm2-135m", n_ctx=512)
 
 
 def test_the_installed_build_needs_nothing_this_cpu_lacks(smollm: Path) -> None:
     import llama_cpp
 
-    from finkg.reader.llamacpp import cpu_flags, refuse_missing_features
+    from finkg.reader.cpu import cpu_flags, refuse_missing_features
 
     info = llama_cpp.llama_print_system_info().decode()
     flags = cpu_flags()

@@ -22,7 +22,6 @@ from __future__ import annotations
 import itertools
 import json
 import math
-import re
 import time
 import weakref
 from collections.abc import Mapping, Sequence
@@ -33,83 +32,8 @@ from typing import Any
 import numpy as np
 
 from finkg.errors import InputError
-from finkg.reader.llm import (
-    ContextOverflow,
-    Generation,
-    Message,
-    ReaderBuildError,
-    ReaderError,
-    check_messages,
-)
-
-# a CPU feature compiled into llama.cpp, as its system info lists it: "AMX_INT8 = 1 | "
-_AMX_FEATURE = re.compile(r"\b(AMX\w*) = 1\b")
-
-
-# llama.cpp's name of a compiled CPU feature -> the flag /proc/cpuinfo shows for it
-_CPU_FLAG = {
-    "SSSE3": "ssse3",
-    "AVX": "avx",
-    "AVX2": "avx2",
-    "AVX_VNNI": "avx_vnni",
-    "F16C": "f16c",
-    "FMA": "fma",
-    "BMI2": "bmi2",
-    "AVX512": "avx512f",
-    "AVX512_VBMI": "avx512vbmi",
-    "AVX512_VNNI": "avx512_vnni",
-    "AVX512_BF16": "avx512_bf16",
-}
-
-
-def cpu_flags() -> set[str] | None:
-    """This CPU's feature flags (Linux), or None where they cannot be read."""
-    try:
-        text = Path("/proc/cpuinfo").read_text()
-    except OSError:
-        return None
-    for line in text.splitlines():
-        if line.startswith("flags"):
-            return set(line.split(":", 1)[1].split())
-    return None
-
-
-def refuse_missing_features(system_info: str, flags: set[str] | None) -> None:
-    """Refuse a llama.cpp built for instructions this CPU lacks (a cached AVX-512 wheel on
-    an AVX2 machine, say), which would end the process with an illegal instruction.
-
-    >>> refuse_missing_features("CPU : AVX2 = 1 | FMA = 1 | ", {"avx2", "fma"})
-    """
-    if flags is None:
-        return
-    compiled = re.findall(r"\b([A-Z0-9_]+) = 1\b", system_info)
-    missing = [f for f in compiled if f in _CPU_FLAG and _CPU_FLAG[f] not in flags]
-    if missing:
-        raise ReaderBuildError(
-            f"the installed llama-cpp-python was built for CPU features this CPU lacks "
-            f"({', '.join(missing)}); rebuild it for this machine: `rm -f "
-            ".venv/.finkg-installed && make test` (or `scripts/llama_wheel.py --pip "
-            ".venv/bin/pip`), which picks the build from this CPU's features"
-        )
-
-
-def refuse_amx(system_info: str) -> None:
-    """Refuse a llama.cpp built with its AMX kernels (a native build on an Intel Xeon with
-    AMX): they crash the process with a segmentation fault (llama.cpp issue 20824), so
-    finkg stops with an error that says how to rebuild instead.
-
-    >>> refuse_amx("CPU : SSE3 = 1 | AVX2 = 1 | FMA = 1 | OPENMP = 1 | REPACK = 1 | ")
-    """
-    found = _AMX_FEATURE.findall(system_info)
-    if found:
-        raise ReaderBuildError(
-            f"the installed llama-cpp-python was built with AMX kernels ({', '.join(found)}),"
-            " which crash on these CPUs (llama.cpp issue 20824); rebuild it without them: "
-            "`rm -f .venv/.finkg-installed && make test` (or run "
-            "`scripts/llama_wheel.py --pip .venv/bin/pip`), which builds a named CPU feature "
-            "set with GGML_NATIVE=OFF and AMX off"
-        )
-
+from finkg.reader import cpu
+from finkg.reader.llm import ContextOverflow, Generation, Message, ReaderError, check_messages
 
 # llama-cpp-python 0.3.36 writes a JSON string character as `[^"\\]`, which lets raw
 # control characters (a newline, say) into strings: grammar-conformant replies that no
@@ -251,8 +175,8 @@ class LlamaCpp:
                 ".venv/bin/pip` builds it without AMX (about 10 minutes once, then cached)"
             ) from None
         info = llama_cpp.llama_print_system_info().decode("utf-8", errors="replace")
-        refuse_amx(info)
-        refuse_missing_features(info, cpu_flags())
+        cpu.refuse_amx(info)
+        cpu.refuse_missing_features(info, cpu.cpu_flags())
         if not path.is_file():
             raise InputError("no model file here", field="model", value=str(path))
         if block < 1:
