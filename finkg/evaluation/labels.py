@@ -97,6 +97,65 @@ class PriceTable:
         return np.column_stack([c.to_numpy(dtype=float) for c in cols])
 
 
+@dataclass(frozen=True)
+class MarketModel:
+    """A horizon-h market model fitted on the estimation window of a prediction day."""
+
+    alpha: float
+    beta: float
+    sigma: float  # residual volatility of the fit (ddof=2)
+    observations: int
+
+    def z(self, stock_return: float, market_return: float) -> float:
+        """The standardised residual of an h-day return pair under this model."""
+        return float((stock_return - (self.alpha + self.beta * market_return)) / self.sigma)
+
+
+def market_model(
+    prices: PriceTable,
+    ticker: str,
+    proxy: str,
+    prediction_day: dt.date,
+    horizon: int,
+    *,
+    calendar: MarketCalendar,
+    gap: int = GAP_SESSIONS,
+    months: int = WINDOW_MONTHS,
+    min_observations: int = MIN_OBSERVATIONS,
+) -> MarketModel | NoLabel:
+    """The market model of the module docstring: least squares on overlapping h-day returns
+    of the `months` calendar months ending `gap` sessions before P. It reads no bar after
+    that window's end, so it is knowable long before P. `NoLabel` says why there is none."""
+    if horizon < 1:
+        raise InputError("horizon must be at least 1 session", field="horizon", value=horizon)
+    window_end = calendar.session_offset(prediction_day, -gap)
+    window_start = (pd.Timestamp(window_end) - pd.DateOffset(months=months)).date()
+    days = calendar.sessions(window_start, window_end)
+    history = calendar.sessions(
+        calendar.session_offset(days[0], -horizon) if days else window_start, window_end
+    )
+    closes = prices.aligned((ticker, proxy), history)
+    rets = closes[horizon:] / closes[:-horizon] - 1  # r_t over (t-h, t], overlapping
+    rets = rets[np.isfinite(rets).all(axis=1)]
+    n = len(rets)
+    if n < min_observations:
+        return NoLabel(
+            ticker,
+            prediction_day,
+            horizon,
+            f"{n} observations in the estimation window, fewer than {min_observations}",
+        )
+    x, y = rets[:, 1], rets[:, 0]
+    beta, alpha = np.polyfit(x, y, 1)
+    residuals = y - (alpha + beta * x)
+    sigma = float(residuals.std(ddof=2))
+    if not sigma > 0:
+        return NoLabel(
+            ticker, prediction_day, horizon, "zero residual volatility in the estimation window"
+        )
+    return MarketModel(float(alpha), float(beta), sigma, n)
+
+
 def residual_label(
     prices: PriceTable,
     ticker: str,
@@ -114,34 +173,29 @@ def residual_label(
     if horizon < 1:
         raise InputError("horizon must be at least 1 session", field="horizon", value=horizon)
     start, end = calendar.label_window(prediction_day, horizon)
-
-    def missing(reason: str) -> NoLabel:
-        return NoLabel(ticker, prediction_day, horizon, reason)
-
     now = prices.aligned((ticker, proxy), [start, end])
     if np.isnan(now).any():
-        return missing(f"no adjusted close for {ticker} or {proxy} on {start} or {end}")
+        return NoLabel(
+            ticker,
+            prediction_day,
+            horizon,
+            f"no adjusted close for {ticker} or {proxy} on {start} or {end}",
+        )
     stock_ret, market_ret = now[1] / now[0] - 1
-    window_end = calendar.session_offset(prediction_day, -gap)
-    window_start = (pd.Timestamp(window_end) - pd.DateOffset(months=months)).date()
-    days = calendar.sessions(window_start, window_end)
-    history = calendar.sessions(
-        calendar.session_offset(days[0], -horizon) if days else window_start, window_end
+    model = market_model(
+        prices,
+        ticker,
+        proxy,
+        prediction_day,
+        horizon,
+        calendar=calendar,
+        gap=gap,
+        months=months,
+        min_observations=min_observations,
     )
-    closes = prices.aligned((ticker, proxy), history)
-    rets = closes[horizon:] / closes[:-horizon] - 1  # r_t over (t-h, t], overlapping
-    rets = rets[np.isfinite(rets).all(axis=1)]
-    n = len(rets)
-    if n < min_observations:
-        return missing(f"{n} observations in the estimation window, fewer than {min_observations}")
-    x, y = rets[:, 1], rets[:, 0]
-    beta, alpha = np.polyfit(x, y, 1)
-    residuals = y - (alpha + beta * x)
-    sigma = float(residuals.std(ddof=2))
-    if not sigma > 0:
-        return missing("zero residual volatility in the estimation window")
-    eps = stock_ret - (alpha + beta * market_ret)
-    z = float(eps / sigma)
+    if isinstance(model, NoLabel):
+        return model
+    z = model.z(stock_ret, market_ret)
     label = 1 if z > threshold else -1 if z < -threshold else 0
     return ResidualLabel(
         ticker=ticker,
@@ -149,12 +203,12 @@ def residual_label(
         horizon=horizon,
         stock_return=float(stock_ret),
         market_return=float(market_ret),
-        alpha=float(alpha),
-        beta=float(beta),
-        sigma=sigma,
+        alpha=model.alpha,
+        beta=model.beta,
+        sigma=model.sigma,
         z=z,
         label=label,
-        observations=n,
+        observations=model.observations,
         matured_at=calendar.bar_available_at(end),
     )
 
