@@ -245,7 +245,8 @@ def render(result: dict, rows: list) -> str:  # type: ignore[type-arg]
         *table(rows, metric_names=["MCC", "ACC"]),
         "",
         "The permutation control shuffles each rule's forecasts across the queries (the class "
-        "mix kept): p is the share of 1,000 shuffles whose MCC is at least the rule's.",
+        "mix kept): p is the share of the shuffles (as many as the bootstrap resamples) whose "
+        "MCC is at least the rule's.",
         "",
         "## Paired MCC differences on the same queries",
         "",
