@@ -9,6 +9,7 @@ from typing import Any
 
 import click
 from rich.table import Table
+from rich.text import Text
 
 from finkg.cli.support import _open, _settings, err, out, store_option
 
@@ -89,9 +90,12 @@ def demo(
 
 def _print_impact(r: Any) -> None:
     out.print(
-        f"\n[bold]event impact[/] (paper 000) on the world's late news: predictions {r.test}, "
-        f"class weights from {r.validation}, reader {r.reader}, memory {r.memory}",
-        highlight=False,
+        Text.assemble(
+            "\n",
+            ("event impact", "bold"),
+            f" (paper 000) on the world's late news: predictions {r.test}, "
+            f"class weights from {r.validation}, reader {r.reader}, memory {r.memory}",
+        )
     )
     table = Table("variant", "predictions", "labelled", "macro-F1", "non-neutral F1", "rank IC")
     for v in r.variants:
@@ -114,7 +118,7 @@ def _print_impact(r: Any) -> None:
 
 
 def _print_demo(r: Any) -> None:
-    out.print(f"[bold]finkg demo[/]: {r.synthetic_notice}", highlight=False)
+    out.print(Text.assemble(("finkg demo", "bold"), f": {r.synthetic_notice}"))
     out.print(f"files: {r.files_dir}\nstore: {r.store}", highlight=False)
     table = Table(
         "kind", "files", "records", "written", "already present", "rejected", title="ingest"
@@ -131,15 +135,15 @@ def _print_demo(r: Any) -> None:
     out.print(table)
     if r.skipped_kinds:
         out.print(f"not loaded (no loader yet): {', '.join(r.skipped_kinds)}")
-    state = "[green]conforms[/]" if r.conforms else f"[red]{r.violations} violation(s)[/]"
-    out.print(f"shapes: {state} ({r.checked_triples} triples checked)")
+    state = ("conforms", "green") if r.conforms else (f"{r.violations} violation(s)", "red")
+    out.print(Text.assemble("shapes: ", state, f" ({r.checked_triples} triples checked)"))
     table = Table(
         "graph", "triples", title=f"{r.stats.triples} triples, generation {r.stats.generation}"
     )
     for g in r.stats.graphs:
         table.add_row(g.name or g.graph, str(g.triples))
     out.print(table)
-    out.print(f"\n[bold]point in time[/]: news anchor {r.anchor}", highlight=False)
+    out.print(Text.assemble("\n", ("point in time", "bold"), f": news anchor {r.anchor}"))
     out.print(
         f'  "{r.anchor_title}"\n  published {r.published}, decision time {r.decision_time}',
         highlight=False,

@@ -9,6 +9,7 @@ from typing import Any
 
 import click
 from rich.table import Table
+from rich.text import Text
 
 from finkg import queries
 from finkg.cli.support import _open, _settings, err, out, store_option
@@ -92,7 +93,7 @@ def query(
     if list_:
         for q in queries.catalog():
             inputs = " ".join(f"?{i.name}:{i.type}{'*' if i.many else ''}" for i in q.inputs)
-            out.print(f"[bold]{q.name}[/] ({q.form}) {inputs}\n    {q.summary}")
+            out.print(Text.assemble((q.name, "bold"), f" ({q.form}) {inputs}\n    {q.summary}"))
         return
     if not query:
         raise click.UsageError(

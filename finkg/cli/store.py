@@ -203,9 +203,9 @@ def audit(ctx: click.Context, iri: str, store: str | None) -> None:
     with _open(ctx, store, read_only=True) as s:
         hops = trace(s, iri)
     for hop in hops:
-        out.print(f"[bold]{hop.depth * '  '}{hop.iri}[/]")
+        out.print(f"{hop.depth * '  '}{hop.iri}", style="bold")
         for p, o in hop.statements:
-            out.print(f"{hop.depth * '  '}  {_curie(p)}: {o}", highlight=False)
+            out.print(f"{hop.depth * '  '}  {_curie(p)}: {o}")
 
 
 @click.command()

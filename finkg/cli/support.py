@@ -14,8 +14,10 @@ from finkg.errors import FinkgError, InputError, TimestampError
 from finkg.kg.ingest.common import zone
 from finkg.kg.store import BaseStore, open_store
 
-out = Console(soft_wrap=True)
-err = Console(stderr=True, soft_wrap=True)
+# Nothing finkg prints is read as markup: data holds "[...]" and ":label:" (rich would style
+# the one and turn the other into an emoji), so styles are given as `style=` or `Text`.
+out = Console(soft_wrap=True, markup=False, emoji=False, highlight=False)
+err = Console(stderr=True, soft_wrap=True, markup=False, emoji=False, highlight=False)
 
 
 class FinkgClickError(click.ClickException):
@@ -58,7 +60,7 @@ def _progress() -> Any:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     return Progress(
-        TextColumn("{task.description}"),
+        TextColumn("{task.description}", markup=False),
         BarColumn(),
         MofNCompleteColumn(),
         TimeElapsedColumn(),

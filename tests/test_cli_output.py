@@ -1,0 +1,48 @@
+"""What the command line prints: data is never read as markup, values are never cut, refusals
+come with the right exit code and before anything slow (issue 26, a newcomer's first run)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+
+from finkg.cli import cli
+
+MARKUP_TTL = """@prefix ex: <https://e.org/> .
+@prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .
+ex:a rdfs:label "a [bold]label[/] with :question: and :thumbs_up:" ;
+     ex:question ex:b .
+"""
+
+
+@pytest.fixture
+def run(tmp_path: Path):
+    runner = CliRunner()
+    env = {"FINKG_HOME": str(tmp_path / "home"), "FINKG_STORE": str(tmp_path / "store")}
+
+    def invoke(*args: str) -> Result:
+        return runner.invoke(cli, list(args), env=env)
+
+    return invoke
+
+
+def test_audit_prints_curies_and_literals_as_they_are_not_as_emoji(run, tmp_path: Path) -> None:
+    """`rdfs:label` was printed as `rdfs🏷`: rich read `:label:` in data as an emoji code."""
+    data = tmp_path / "a.ttl"
+    data.write_text(MARKUP_TTL)
+    assert run("ingest", "rdf", str(data), "--graph", "news").exit_code == 0
+    result = run("audit", "https://e.org/a")
+    assert result.exit_code == 0, result.output
+    assert "rdfs:label: a [bold]label[/] with :question: and :thumbs_up:" in result.output
+    assert "🏷" not in result.output and "❓" not in result.output and "👍" not in result.output
+
+
+def test_query_table_prints_markup_in_data_as_text(run, tmp_path: Path) -> None:
+    data = tmp_path / "a.ttl"
+    data.write_text(MARKUP_TTL)
+    assert run("ingest", "rdf", str(data), "--graph", "news").exit_code == 0
+    result = run("query", "SELECT ?o WHERE { GRAPH ?g { ?s ?p ?o } FILTER(isLiteral(?o)) }")
+    assert result.exit_code == 0, result.output
+    assert "[bold]label[/] with :question: and :thumbs_up:" in result.output
