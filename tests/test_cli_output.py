@@ -46,3 +46,27 @@ def test_query_table_prints_markup_in_data_as_text(run, tmp_path: Path) -> None:
     result = run("query", "SELECT ?o WHERE { GRAPH ?g { ?s ?p ?o } FILTER(isLiteral(?o)) }")
     assert result.exit_code == 0, result.output
     assert "[bold]label[/] with :question: and :thumbs_up:" in result.output
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["stats"],
+        ["validate"],
+        ["query", "graph_counts"],
+        ["audit", "https://e.org/a"],
+        ["export", "--graph", "news"],
+        ["serve", "--bind", "127.0.0.1:0"],
+    ],
+)
+def test_a_missing_store_is_an_input_error(run, tmp_path: Path, argv: list[str]) -> None:
+    """A store directory that does not exist exited 3 (internal error); it is the user's
+    input (2), and the message says how to make one. serve said "serving ... Ctrl-C stops"
+    before it failed."""
+    missing = tmp_path / "nowhere"
+    result = run(*argv, "--store", str(missing))
+    assert result.exit_code == 2, result.output
+    assert str(missing) in result.output and "finkg init" in result.output
+    assert "serving" not in result.output and "Ctrl-C" not in result.output
+    assert "Traceback" not in result.output
+    assert not missing.exists()

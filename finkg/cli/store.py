@@ -250,12 +250,15 @@ def serve(
 
     location = store or _settings(ctx).store_location
     limit = _settings(ctx).query_timeout_s if timeout_s is None else timeout_s
-    err.print(
-        f"serving {location} at http://{bind_addr}/query "
-        f"({'read-write' if read_write else 'read-only'}; "
-        f"SERVICE {'allowed' if allow_service else 'refused'}; "
-        f"query time limit {f'{limit:g} s' if limit else 'none'}); Ctrl-C stops"
-    )
+
+    def ready(url: str) -> None:  # said once it listens, never before a refusal
+        err.print(
+            f"serving {location} at {url} "
+            f"({'read-write' if read_write else 'read-only'}; "
+            f"SERVICE {'allowed' if allow_service else 'refused'}; "
+            f"query time limit {f'{limit:g} s' if limit else 'none'}); Ctrl-C stops"
+        )
+
     ctx.exit(
         serve_store(
             Path(location),
@@ -263,5 +266,6 @@ def serve(
             read_write=read_write,
             allow_service=allow_service,
             timeout_s=limit,
+            on_ready=ready,
         )
     )
