@@ -22,10 +22,22 @@ ID = "https://w3id.org/finkg/id/"
 HOSTILE = 'x" } ; DROP ALL ; INSERT DATA { <urn:a> <urn:b> "c" } #{'
 
 
+def test_a_summary_is_the_first_sentence_over_its_lines() -> None:
+    """`finkg query --list` cut `bars_on` mid-sentence: the summary was the first line."""
+    q = queries.parse(
+        "# bars_on: the closes of the given bars, those that are\n# stored, newest first. Bars are"
+        " keyed by day.\n#\n# input  ?bar  iri*  bar IRIs\nSELECT ?x WHERE { ?x ?p ?o }"
+    )
+    assert q.summary == "the closes of the given bars, those that are stored, newest first."
+    assert queries.parse("# q: all of it\n# input ?x iri\nASK {}").summary == "all of it"
+
+
 @pytest.mark.parametrize("q", queries.catalog(), ids=lambda q: q.name)
 def test_every_query_parses_and_has_a_header(q: queries.NamedQuery) -> None:
     assert q.path is not None and q.name == q.path.stem
     assert q.summary, f"{q.name}: first line must be '# {q.name}: what it returns'"
+    # `finkg query --list` shows the summary: a whole sentence, never one cut at a line end
+    assert q.summary.endswith((".", ")")), (q.name, q.summary)
     assert q.text.splitlines()[0].startswith(f"# {q.name}:")
     scratch = ox.Store()
     graphs = Graphs()

@@ -42,6 +42,8 @@ _FORM = re.compile(
     r"\b(SELECT|CONSTRUCT|ASK|DESCRIBE|INSERT|DELETE|LOAD|CLEAR|DROP|CREATE|ADD|MOVE|COPY|WITH)\b",
     re.IGNORECASE,
 )
+_SENTENCE_END = re.compile(r"\.(?=\s|$)")
+_HEADER_WORDS = ("input", "output", "dataset", "rows")
 _INPUT = re.compile(r"#\s*input\s+\?(\w+)\s+(\S+)\s*(.*)")
 
 
@@ -106,16 +108,32 @@ def query_form(text: str) -> Form:
     return word.lower() if word in ("SELECT", "CONSTRUCT", "ASK", "DESCRIBE") else "update"  # type: ignore[return-value]
 
 
+def _summary(text: str) -> str:
+    """The first sentence of the header's opening paragraph (`# name: what it returns...`),
+    however many comment lines it runs over."""
+    lines = text.splitlines()
+    first = lines[0].lstrip("#").strip() if lines and lines[0].startswith("#") else ""
+    if ":" not in first or first.startswith(_HEADER_WORDS):
+        return ""
+    words = [first.split(":", 1)[1].strip()]
+    for line in lines[1:]:
+        body = line.lstrip("#").strip()
+        if not line.startswith("#") or not body or body.startswith(_HEADER_WORDS):
+            break
+        words.append(body)
+    paragraph = " ".join(words)
+    end = _SENTENCE_END.search(paragraph)
+    return paragraph[: end.start() + 1] if end else paragraph
+
+
 def parse(text: str, *, name: str = "query", path: Path | None = None) -> NamedQuery:
     """A `NamedQuery` from SPARQL text with (or without) a header."""
-    summary, inputs, outputs, union = "", [], (), False
+    summary, inputs, outputs, union = _summary(text), [], (), False
     for i, line in enumerate(text.splitlines(), start=1):
         if not line.startswith("#"):
             break
         body = line.lstrip("#").strip()
-        if i == 1 and ":" in body and not body.startswith(("input", "output", "dataset")):
-            summary = body.split(":", 1)[1].strip()
-        elif m := _INPUT.match(line):
+        if m := _INPUT.match(line):
             inputs.append(_parse_input(m, path or name, i))
         elif body.startswith("output"):
             outputs = tuple(v.lstrip("?") for v in body.split()[1:])
