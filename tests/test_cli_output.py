@@ -70,3 +70,58 @@ def test_a_missing_store_is_an_input_error(run, tmp_path: Path, argv: list[str])
     assert "serving" not in result.output and "Ctrl-C" not in result.output
     assert "Traceback" not in result.output
     assert not missing.exists()
+
+
+LONG_TEXT = ("a long literal " * 20).strip()
+LONG_TTL = f"""@prefix ex: <https://example.org/a/rather/long/path/that/a/table/would/cut/> .
+@prefix fkg: <https://w3id.org/finkg/ns#> .
+ex:first-node-with-a-long-name a fkg:Company ; fkg:ticker "ZQAW" ;
+    fkg:text "{LONG_TEXT}" .
+"""
+
+
+def test_a_query_piped_to_another_program_prints_whole_values(run, tmp_path: Path) -> None:
+    """Piped (not a terminal, 80 columns), every IRI was shown as `https://w3id…`."""
+    data = tmp_path / "long.ttl"
+    data.write_text(LONG_TTL)
+    assert run("ingest", "rdf", str(data), "--graph", "market").exit_code == 0
+    result = run("query", "SELECT ?s ?p ?o WHERE { GRAPH ?g { ?s ?p ?o } }", "--graphs", "market")
+    assert result.exit_code == 0, result.output
+    assert "…" not in result.stdout and "..." not in result.stdout
+    iri = (
+        "https://example.org/a/rather/long/path/that/a/table/would/cut/first-node-with-a-long-name"
+    )
+    assert f"{iri}\thttps://w3id.org/finkg/ns#ticker\tZQAW" in result.stdout
+    assert LONG_TEXT in result.stdout
+
+
+def test_report_tables_piped_to_another_program_are_not_cut(run, tmp_path: Path) -> None:
+    data = tmp_path / "long.ttl"
+    data.write_text(LONG_TTL)
+    run("init")
+    run("ingest", "rdf", str(data), "--graph", "users/A-CUSTOMER-WITH-A-VERY-LONG-IDENTIFIER-X")
+    result = run("stats")
+    assert result.exit_code == 0, result.output
+    assert "…" not in result.stdout
+    assert "users/A-CUSTOMER-WITH-A-VERY-LONG-IDENTIFIER-X" in result.stdout
+
+
+def test_a_table_in_a_narrow_terminal_folds_values_instead_of_cutting_them(monkeypatch) -> None:
+    import io
+
+    from rich.console import Console
+    from rich.table import Table
+
+    from finkg.cli import support
+
+    screen = io.StringIO()
+    terminal = Console(file=screen, force_terminal=True, width=40, markup=False, emoji=False)
+    monkeypatch.setattr(support, "out", terminal)
+    table = Table("node", "text")
+    iri = "https://w3id.org/finkg/id/news/~81efafdcb74723ae584a63f9aa767e9b"
+    table.add_row(iri, LONG_TEXT)
+    support.print_table(table)
+    shown = screen.getvalue()
+    assert "…" not in shown
+    cells = "".join(line.split("│")[1].strip() for line in shown.splitlines() if "│" in line)
+    assert cells.startswith(iri)

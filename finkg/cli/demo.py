@@ -11,7 +11,7 @@ import click
 from rich.table import Table
 from rich.text import Text
 
-from finkg.cli.support import _open, _settings, err, out, store_option
+from finkg.cli.support import _open, _settings, err, out, print_table, store_option
 
 
 @click.command()
@@ -107,13 +107,13 @@ def _print_impact(r: Any) -> None:
             f"{v.non_neutral_f1:.3f}",
             f"{v.rank_ic:.3f}",
         )
-    out.print(table)
+    print_table(table)
     table = Table("strategy", "annual return", "Sharpe", "max drawdown", title="top-10 portfolio")
     for p in r.portfolios:
         table.add_row(
             p.strategy, f"{p.annual_return:.1%}", f"{p.sharpe:.2f}", f"{p.max_drawdown:.1%}"
         )
-    out.print(table)
+    print_table(table)
     out.print(f"report: {r.report} (equity curve {r.equity_curve})", highlight=False)
 
 
@@ -132,7 +132,7 @@ def _print_demo(r: Any) -> None:
             str(line.skipped_existing),
             str(line.rejected),
         )
-    out.print(table)
+    print_table(table)
     if r.skipped_kinds:
         out.print(f"not loaded (no loader yet): {', '.join(r.skipped_kinds)}")
     state = ("conforms", "green") if r.conforms else (f"{r.violations} violation(s)", "red")
@@ -142,7 +142,7 @@ def _print_demo(r: Any) -> None:
     )
     for g in r.stats.graphs:
         table.add_row(g.name or g.graph, str(g.triples))
-    out.print(table)
+    print_table(table)
     out.print(Text.assemble("\n", ("point in time", "bold"), f": news anchor {r.anchor}"))
     out.print(
         f'  "{r.anchor_title}"\n  published {r.published}, decision time {r.decision_time}',
@@ -155,7 +155,7 @@ def _print_demo(r: Any) -> None:
     table = Table("available at", "family", "text")
     for e in r.evidence:
         table.add_row(e.available_at, e.family, e.text)
-    out.print(table)
+    print_table(table)
     out.print(
         f"subgraph (JSON-LD, finkg context): {r.subgraph_path} ({r.subgraph_triples} triples)",
         highlight=False,

@@ -12,7 +12,7 @@ from rich.table import Table
 from rich.text import Text
 
 from finkg import queries
-from finkg.cli.support import _open, _settings, err, out, store_option
+from finkg.cli.support import _open, _settings, err, out, print_table, store_option
 from finkg.errors import InputError
 from finkg.kg import export as exporting
 from finkg.queries.results import Solutions, python_value
@@ -66,6 +66,7 @@ def _dataset(ctx: click.Context, graphs_option: str | None) -> list[Any] | str |
     default="table",
     show_default=True,
     type=click.Choice(["table", "json", "csv", "tsv", *exporting.FORMATS]),
+    help="Result format; a table is printed tab-separated when stdout is not a terminal.",
 )
 @click.option("--list", "list_", is_flag=True, help="List the packaged queries and exit.")
 @store_option
@@ -134,6 +135,9 @@ def _as_quads(triples: list[Any]) -> list[Any]:
 
 
 def _print_solutions(result: Solutions, fmt: str) -> None:
+    count = fmt == "table"  # a person reads it: say how many rows
+    if fmt == "table" and not out.is_terminal:
+        fmt = "tsv"  # another program reads it: one row a line, every value whole
     if fmt == "json":
         rows = [{k: python_value(v) for k, v in row.items()} for row in result]
         sys.stdout.write(json.dumps(rows, indent=2, ensure_ascii=False) + "\n")
@@ -147,14 +151,10 @@ def _print_solutions(result: Solutions, fmt: str) -> None:
     else:
         table = Table(*result.variables, show_lines=False)
         for row in result.rows:
-            table.add_row(*("" if v is None else _cell(v) for v in row))
-        out.print(table)
+            table.add_row(*("" if v is None else str(python_value(v)) for v in row))
+        print_table(table)
+    if count:
         err.print(f"{len(result)} row(s)")
-
-
-def _cell(term: Any) -> str:
-    text = str(python_value(term))
-    return text if len(text) <= 120 else text[:117] + "..."
 
 
 @click.command()

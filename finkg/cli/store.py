@@ -12,7 +12,7 @@ import click
 from pyoxigraph import NamedNode
 from rich.table import Table
 
-from finkg.cli.support import _open, _progress, _settings, err, out, store_option
+from finkg.cli.support import _open, _progress, _settings, err, out, print_table, store_option
 
 
 @click.command()
@@ -125,11 +125,11 @@ def stats(ctx: click.Context, as_json: bool, store: str | None) -> None:
     table = Table("graph", "triples")
     for g in st.graphs:
         table.add_row(g.name or g.graph, str(g.triples))
-    out.print(table)
+    print_table(table)
     table = Table("graph", "class", "instances")
     for c in st.classes:
         table.add_row(c.name or c.graph, _curie(c.class_iri), str(c.instances))
-    out.print(table)
+    print_table(table)
 
 
 @click.command(name="index")

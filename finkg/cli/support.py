@@ -7,6 +7,8 @@ from typing import Any
 
 import click
 from rich.console import Console
+from rich.measure import Measurement
+from rich.table import Table
 from rich.text import Text
 
 from finkg.config import Settings
@@ -18,6 +20,19 @@ from finkg.kg.store import BaseStore, open_store
 # the one and turn the other into an emoji), so styles are given as `style=` or `Text`.
 out = Console(soft_wrap=True, markup=False, emoji=False, highlight=False)
 err = Console(stderr=True, soft_wrap=True, markup=False, emoji=False, highlight=False)
+
+
+def print_table(table: Table) -> None:
+    """Print `table` with every value whole: in a terminal a value too wide for its column
+    folds onto the next line; elsewhere (piped, redirected) the table is as wide as its widest
+    row, so another program reads each value on one line."""
+    for column in table.columns:
+        column.overflow = "fold"
+    if out.is_terminal:
+        out.print(table)
+        return
+    natural = Measurement.get(out, out.options.update_width(1_000_000), table).maximum
+    out.print(table, width=max(natural, out.width))
 
 
 class FinkgClickError(click.ClickException):
