@@ -273,3 +273,23 @@ def test_future_evidence_counts_each_kind_of_leak(store: BaseStore) -> None:
         note="y",
     )
     assert int(queries.run(store, "future_evidence").scalar().value) == 2  # type: ignore[union-attr]
+
+
+def test_one_hop_is_bounded_per_node_predicate_and_direction(store: BaseStore) -> None:
+    """`finkg query one_hop` on a company returned 8,973 nodes: every window about it."""
+    acme = NamedNode(ID + "company/ACME")
+    about = [
+        Quad(NamedNode(f"{ID}window/w{i}"), FKG.about, acme, store.graphs.market) for i in range(40)
+    ]
+    own = [Quad(acme, FKG.ticker, Literal("ACME"), store.graphs.market)]
+    store.write(add=about + own, note="x")
+    bounded = queries.run(store, "one_hop", {"node": [acme]})
+    assert len(bounded) == 26  # 25 of the 40 windows, and the ticker
+    assert [str(c) for c in bounded.cuts] == [  # type: ignore[union-attr]
+        f"25 of 40 <{FKG.about.value}> triples pointing at <{acme.value}>"
+    ]
+    assert bounded == queries.run(store, "one_hop", {"node": [acme]})  # the same sample
+    assert len(queries.run(store, "one_hop", {"node": [acme]}, bound=0)) == 41
+    assert len(queries.run(store, "one_hop", {"node": [acme]}, bound=5)) == 6
+    with pytest.raises(QueryError, match="declares no bound"):
+        queries.run(store, "graph_counts", bound=5)

@@ -12,7 +12,16 @@ import click
 from pyoxigraph import NamedNode
 from rich.table import Table
 
-from finkg.cli.support import _open, _progress, _settings, err, out, print_table, store_option
+from finkg.cli.support import (
+    _open,
+    _progress,
+    _settings,
+    curie,
+    err,
+    out,
+    print_table,
+    store_option,
+)
 
 
 @click.command()
@@ -128,7 +137,7 @@ def stats(ctx: click.Context, as_json: bool, store: str | None) -> None:
     print_table(table)
     table = Table("graph", "class", "instances")
     for c in st.classes:
-        table.add_row(c.name or c.graph, _curie(c.class_iri), str(c.instances))
+        table.add_row(c.name or c.graph, curie(c.class_iri), str(c.instances))
     print_table(table)
 
 
@@ -182,15 +191,6 @@ def _refresh_line(name: str, r: Any, nodes: int | None) -> str:
     )
 
 
-def _curie(iri: str) -> str:
-    from finkg.ontology.terms import PREFIXES
-
-    for prefix, ns in PREFIXES.items():
-        if iri.startswith(ns):
-            return f"{prefix}:{iri[len(ns) :]}"
-    return iri
-
-
 @click.command()
 @click.argument("iri")
 @store_option
@@ -205,7 +205,7 @@ def audit(ctx: click.Context, iri: str, store: str | None) -> None:
     for hop in hops:
         out.print(f"{hop.depth * '  '}{hop.iri}", style="bold")
         for p, o in hop.statements:
-            out.print(f"{hop.depth * '  '}  {_curie(p)}: {o}")
+            out.print(f"{hop.depth * '  '}  {curie(p)}: {o}")
 
 
 @click.command()

@@ -22,6 +22,31 @@ out = Console(soft_wrap=True, markup=False, emoji=False, highlight=False)
 err = Console(stderr=True, soft_wrap=True, markup=False, emoji=False, highlight=False)
 
 
+def curie(iri: str) -> str:
+    """`fkg:about` for an IRI in one of finkg's prefixes (PREFIXES), else the IRI whole."""
+    from finkg.ontology.terms import PREFIXES
+
+    for prefix, ns in PREFIXES.items():
+        if iri.startswith(ns):
+            return f"{prefix}:{iri[len(ns) :]}"
+    return iri
+
+
+def state_cuts(name: str, triples: object) -> None:
+    """Say on stderr what a bounded CONSTRUCT result left out (`finkg.queries.bound`)."""
+    cuts = getattr(triples, "cuts", None)
+    if not cuts:
+        return
+    limit = triples.limit  # type: ignore[attr-defined]
+    err.print(
+        f"{name}: bounded to {limit} triples per selected node, predicate and direction "
+        f"(a deterministic sample); {triples.left_out} left out:"  # type: ignore[attr-defined]
+    )
+    for cut in cuts:
+        err.print(f"  kept {cut.describe(curie)}")
+    err.print("  --bound N keeps N of each, --bound 0 all of them")
+
+
 def print_table(table: Table) -> None:
     """Print `table` with every value whole: in a terminal a value too wide for its column
     folds onto the next line; elsewhere (piped, redirected) the table is as wide as its widest
