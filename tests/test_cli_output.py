@@ -125,3 +125,33 @@ def test_a_table_in_a_narrow_terminal_folds_values_instead_of_cutting_them(monke
     assert "…" not in shown
     cells = "".join(line.split("│")[1].strip() for line in shown.splitlines() if "│" in line)
     assert cells.startswith(iri)
+
+
+def _refuse_to_open(*_: object, **__: object) -> None:
+    raise AssertionError("a model or an index was opened before the input was checked")
+
+
+def test_forecast_refuses_an_unknown_ticker_before_opening_models(run, monkeypatch) -> None:
+    """`finkg forecast --ticker NOPE` was refused after 38 s: a model loaded first."""
+    import finkg.reader.backends
+    import finkg.tasks.movement.train
+
+    monkeypatch.setattr(finkg.reader.backends, "open_reader", _refuse_to_open)
+    monkeypatch.setattr(finkg.tasks.movement.train, "open_sequence_retriever", _refuse_to_open)
+    assert run("init").exit_code == 0
+    result = run("forecast", "--ticker", "NOPE", "--date", "2019-06-03")
+    assert result.exit_code == 2, result.output
+    assert "unknown ticker" in result.output and "'NOPE'" in result.output
+
+
+def test_ask_refuses_an_unknown_company_before_opening_indexes(run, monkeypatch) -> None:
+    """`finkg ask --company NOPE` was refused after 40 s: indexes and the reader opened first."""
+    import finkg.reader.backends
+    import finkg.retrieval.indexes
+
+    monkeypatch.setattr(finkg.reader.backends, "open_reader", _refuse_to_open)
+    monkeypatch.setattr(finkg.retrieval.indexes, "open_indexes", _refuse_to_open)
+    assert run("init").exit_code == 0
+    result = run("ask", "What was revenue?", "--company", "NOPE")
+    assert result.exit_code == 2, result.output
+    assert "no company with this ticker" in result.output and "'NOPE'" in result.output

@@ -20,7 +20,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from pyoxigraph import Literal, NamedNode, Quad
@@ -205,15 +205,22 @@ def forecast(
     *,
     ticker: str,
     day: dt.date,
-    llm: LLM,
-    retriever: SequenceRetriever,
+    llm: LLM | Callable[[], LLM],
+    retriever: SequenceRetriever | Callable[[], SequenceRetriever],
     config: MovementConfig | None = None,
     progress: Progress | None = None,
 ) -> Forecast:
-    """`finkg forecast`: build the query, load its pool, predict and write (docstring)."""
+    """`finkg forecast`: build the query, load its pool, predict and write (docstring).
+
+    `llm` and `retriever` may be given as functions that open them: they are called only
+    once the ticker and the date have been checked (loading a model takes tens of seconds,
+    and an unknown ticker should not wait for it)."""
     config = config or MovementConfig()
+    query = build_query(store, ticker, day)
+    if callable(retriever):
+        retriever = retriever()
     if retriever.name not in RETRIEVERS:
         raise InputError("unknown retriever", field="--retriever", value=retriever.name)
-    query = build_query(store, ticker, day)
     pool = config.pool(store, query.decision, progress)
+    llm = llm() if callable(llm) else llm
     return predict(store, query, pool, llm=llm, retriever=retriever, config=config)
