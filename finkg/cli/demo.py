@@ -119,7 +119,7 @@ def _print_impact(r: Any) -> None:
 
 def _print_demo(r: Any) -> None:
     out.print(Text.assemble(("finkg demo", "bold"), f": {r.synthetic_notice}"))
-    out.print(f"files: {r.files_dir}\nstore: {r.store}", highlight=False)
+    out.print(f"files: {r.files_dir}\nstore: {r.store}")
     table = Table(
         "kind", "files", "records", "written", "already present", "rejected", title="ingest"
     )
@@ -135,28 +135,39 @@ def _print_demo(r: Any) -> None:
     print_table(table)
     if r.skipped_kinds:
         out.print(f"not loaded (no loader yet): {', '.join(r.skipped_kinds)}")
-    state = ("conforms", "green") if r.conforms else (f"{r.violations} violation(s)", "red")
-    out.print(Text.assemble("shapes: ", state, f" ({r.checked_triples} triples checked)"))
-    table = Table(
-        "graph", "triples", title=f"{r.stats.triples} triples, generation {r.stats.generation}"
-    )
+    table = Table("graph", "triples")
+    users = [g for g in r.stats.graphs if (g.name or "").startswith("users/")]
     for g in r.stats.graphs:
-        table.add_row(g.name or g.graph, str(g.triples))
+        if g not in users:
+            table.add_row(g.name or g.graph, f"{g.triples:,}")
+    if users:  # one graph per customer: one row for them all
+        total = sum(g.triples for g in users)
+        table.add_row(f"users/* ({len(users)} customers, one graph each)", f"{total:,}")
     print_table(table)
     out.print(Text.assemble("\n", ("point in time", "bold"), f": news anchor {r.anchor}"))
+    out.print(f'  "{r.anchor_title}"\n  published {r.published}, decision time {r.decision_time}')
     out.print(
-        f'  "{r.anchor_title}"\n  published {r.published}, decision time {r.decision_time}',
-        highlight=False,
+        f"  {r.evidence_total:,} evidence nodes about the company are available strictly "
+        "before the decision time; the newest of each kind:"
     )
-    out.print(
-        f"  {r.evidence_total} evidence nodes about the company are available strictly "
-        "before the decision time; the newest:"
-    )
-    table = Table("available at", "family", "text")
+    table = Table("available at", "kind", "first line")
     for e in r.evidence:
-        table.add_row(e.available_at, e.family, e.text)
+        table.add_row(e.available_at, e.kind, e.text)
     print_table(table)
     out.print(
-        f"subgraph (JSON-LD, finkg context): {r.subgraph_path} ({r.subgraph_triples} triples)",
-        highlight=False,
+        f"subgraph (JSON-LD, finkg context): {r.subgraph_path} ({r.subgraph_triples} triples)"
     )
+    state = ("conforms", "green") if r.conforms else (f"{r.violations} violation(s)", "red")
+    out.print(
+        Text.assemble(
+            "\n",
+            ("built", "bold"),
+            f": the store {r.store}, {r.stats.triples:,} triples in "
+            f"{len(r.stats.graphs)} named graphs (generation {r.stats.generation}); shapes: ",
+            state,
+            f" ({r.checked_triples:,} triples checked)",
+        )
+    )
+    out.print(Text.assemble(("next", "bold"), ", try (the README's tour says what each does):"))
+    for command in r.try_next:
+        out.print(f"  {command}")
