@@ -75,5 +75,10 @@ class UnknownGraphError(InputError):
     """A named graph that is not one of finkg's."""
 
 
+class MissingStoreError(InputError):
+    """A store location where there is no store (a read-only open of a directory that does
+    not exist): the user named the wrong place, or has not created the store yet."""
+
+
 class StoreError(FinkgError):
     """The store or the remote endpoint failed (I/O, HTTP, a locked database)."""

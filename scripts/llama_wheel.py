@@ -140,6 +140,25 @@ def say(text: str) -> None:
     print(f"llama-cpp-python: {text}", file=sys.stderr, flush=True)
 
 
+# pip warns once per find-links entry that does not exist on this machine (extra package
+# indexes configured in pip.conf): a hundred lines that say nothing about this set-up
+NOT_THERE = "is ignored: it is neither a file nor a directory"
+
+
+def without_noise(text: str) -> str:
+    """`text` without pip's NOT_THERE warnings."""
+    return "".join(line for line in text.splitlines(keepends=True) if NOT_THERE not in line)
+
+
+def pip_quietly(args: list[str]) -> None:
+    """Run pip with `args` (its path first); what it prints, less NOT_THERE, goes to stderr;
+    a failure exits with pip's exit code."""
+    proc = subprocess.run(args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    sys.stderr.write(without_noise(proc.stdout))
+    if proc.returncode != 0:
+        raise SystemExit(proc.returncode)
+
+
 def amx_instructions(library: Path) -> list[str]:
     """The AMX instructions in a shared library's disassembly (objdump)."""
     if shutil.which("objdump") is None:
@@ -239,7 +258,7 @@ def build(tag: str, cmake: dict[str, str], target_dir: Path, pip: str) -> Path:
                     shown = minutes
                     say(f"still building ({minutes} min)")
         if proc.returncode != 0:
-            sys.stderr.write(log.read_text()[-4000:])
+            sys.stderr.write(without_noise(log.read_text())[-4000:])
             raise SystemExit(f"the llama-cpp-python build failed (exit {proc.returncode})")
         (built,) = Path(tmp).glob("llama_cpp_python-*.whl")
         check_no_amx(built)
@@ -278,7 +297,7 @@ def main() -> None:
         check_no_amx(wheel)
         say(f"using the cached build {wheel}")
     if opts.pip:
-        subprocess.run(
+        pip_quietly(
             [
                 opts.pip,
                 "install",
@@ -287,14 +306,10 @@ def main() -> None:
                 "--force-reinstall",
                 "--no-deps",
                 str(wheel),
-            ],
-            check=True,
+            ]
         )
         # its dependencies (numpy, jinja2, diskcache, typing-extensions) from the index
-        subprocess.run(
-            [opts.pip, "install", "--quiet", "--disable-pip-version-check", str(wheel)],
-            check=True,
-        )
+        pip_quietly([opts.pip, "install", "--quiet", "--disable-pip-version-check", str(wheel)])
     if opts.print:
         print(wheel)
 

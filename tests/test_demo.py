@@ -48,6 +48,34 @@ def test_point_in_time_rows_are_strictly_before_the_decision(demo) -> None:
         assert dt.datetime.fromisoformat(row.available_at) < decision
 
 
+def test_point_in_time_rows_can_be_told_apart(demo) -> None:
+    """The five rows read identically: five indicator windows of one session, cut mid-word."""
+    _, _, report = demo
+    assert len({row.kind for row in report.evidence}) == len(report.evidence) >= 3
+    assert len({row.text for row in report.evidence}) == len(report.evidence)
+    assert {"NewsArticle", "IndicatorWindow"} <= {row.kind for row in report.evidence}
+    for row in report.evidence:
+        assert row.text and "\n" not in row.text and not row.text.endswith(("…", "_"))
+
+
+def test_the_demo_says_what_to_try_next_and_each_of_those_runs(demo) -> None:
+    import shlex
+
+    from click.testing import CliRunner
+
+    from finkg.cli import cli
+
+    root, settings, report = demo
+    commands = [shlex.split(c) for c in report.try_next]
+    assert [c[1] for c in commands] == ["stats", "query", "audit", "ask", "recommend"]
+    assert all(f"--store={root / 'store'}" in "=".join(c) for c in commands)
+    env = {"FINKG_HOME": str(settings.home)}
+    for argv in commands[:3]:  # ask and recommend load the local reader: test_docs runs them
+        result = CliRunner().invoke(cli, argv[1:], env=env)
+        assert result.exit_code == 0, (argv, result.output)
+        assert "…" not in result.stdout
+
+
 def test_the_subgraph_is_compact_json_ld_in_finkgs_context(demo) -> None:
     _, _, report = demo
     doc = json.loads(Path(report.subgraph_path).read_text())

@@ -52,6 +52,32 @@ def test_numeric_consistency_checks_the_cited_text() -> None:
     assert numeric_consistency([]) == 1.0
 
 
+REPORT = (
+    "Fiscal 2018 was a year of steady progress for Acme Widgets. Total revenue reached "
+    "$4,990.6 million, up 15.2% from $4,331.9 million in fiscal 2017."
+)
+TABLE = "Consolidated results (in millions of dollars)\nTotal revenue | 4,990.6 | 4,331.9\n"
+
+
+def test_a_number_claimed_without_its_unit_matches_the_figure_it_cites() -> None:
+    """`finkg ask` answered "$4,990.6 million", right, and scored N 0.00: the reader's number
+    claim was "4990.6" (no "$", no "million") and the cited text says "$4,990.6 million"."""
+    assert numeric_consistency([("4990.6", REPORT)]) == 1.0
+    assert numeric_consistency([("4,990.6", REPORT), ("15.2", REPORT)]) == 1.0
+    assert numeric_consistency([("$4,990.6 million", REPORT)]) == 1.0
+    assert numeric_consistency([("4990.7", REPORT)]) == 0.0  # another figure
+    assert numeric_consistency([("$4,990.6 billion", REPORT)]) == 0.0  # another scale
+    assert numeric_consistency([("4990.6%", REPORT)]) == 0.0  # a percentage is not money
+
+
+def test_a_table_in_stated_units_grounds_a_number_with_its_scale() -> None:
+    assert numeric_consistency([("$4,990.6 million", TABLE)]) == 1.0
+    assert numeric_consistency([("$4.9906 billion", TABLE)]) == 1.0
+    assert numeric_consistency([("$4,990.6 billion", TABLE)]) == 0.0
+    # without a statement of units a bare 5 grounds no amount of money
+    assert numeric_consistency([("$5 million", "We operate in 5 segments.")]) == 0.0
+
+
 def test_s_comp_and_statuses() -> None:
     assert s_comp(1.0, 1.0, 1.0) == 1.0
     assert s_comp(0.8, 1.0, 0.5) == pytest.approx(0.775)

@@ -22,10 +22,22 @@ ID = "https://w3id.org/finkg/id/"
 HOSTILE = 'x" } ; DROP ALL ; INSERT DATA { <urn:a> <urn:b> "c" } #{'
 
 
+def test_a_summary_is_the_first_sentence_over_its_lines() -> None:
+    """`finkg query --list` cut `bars_on` mid-sentence: the summary was the first line."""
+    q = queries.parse(
+        "# bars_on: the closes of the given bars, those that are\n# stored, newest first. Bars are"
+        " keyed by day.\n#\n# input  ?bar  iri*  bar IRIs\nSELECT ?x WHERE { ?x ?p ?o }"
+    )
+    assert q.summary == "the closes of the given bars, those that are stored, newest first."
+    assert queries.parse("# q: all of it\n# input ?x iri\nASK {}").summary == "all of it"
+
+
 @pytest.mark.parametrize("q", queries.catalog(), ids=lambda q: q.name)
 def test_every_query_parses_and_has_a_header(q: queries.NamedQuery) -> None:
     assert q.path is not None and q.name == q.path.stem
     assert q.summary, f"{q.name}: first line must be '# {q.name}: what it returns'"
+    # `finkg query --list` shows the summary: a whole sentence, never one cut at a line end
+    assert q.summary.endswith((".", ")")), (q.name, q.summary)
     assert q.text.splitlines()[0].startswith(f"# {q.name}:")
     scratch = ox.Store()
     graphs = Graphs()
@@ -261,3 +273,23 @@ def test_future_evidence_counts_each_kind_of_leak(store: BaseStore) -> None:
         note="y",
     )
     assert int(queries.run(store, "future_evidence").scalar().value) == 2  # type: ignore[union-attr]
+
+
+def test_one_hop_is_bounded_per_node_predicate_and_direction(store: BaseStore) -> None:
+    """`finkg query one_hop` on a company returned 8,973 nodes: every window about it."""
+    acme = NamedNode(ID + "company/ACME")
+    about = [
+        Quad(NamedNode(f"{ID}window/w{i}"), FKG.about, acme, store.graphs.market) for i in range(40)
+    ]
+    own = [Quad(acme, FKG.ticker, Literal("ACME"), store.graphs.market)]
+    store.write(add=about + own, note="x")
+    bounded = queries.run(store, "one_hop", {"node": [acme]})
+    assert len(bounded) == 26  # 25 of the 40 windows, and the ticker
+    assert [str(c) for c in bounded.cuts] == [  # type: ignore[union-attr]
+        f"25 of 40 <{FKG.about.value}> triples pointing at <{acme.value}>"
+    ]
+    assert bounded == queries.run(store, "one_hop", {"node": [acme]})  # the same sample
+    assert len(queries.run(store, "one_hop", {"node": [acme]}, bound=0)) == 41
+    assert len(queries.run(store, "one_hop", {"node": [acme]}, bound=5)) == 6
+    with pytest.raises(QueryError, match="declares no bound"):
+        queries.run(store, "graph_counts", bound=5)

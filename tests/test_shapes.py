@@ -43,6 +43,18 @@ def test_valid_data_conforms(store: BaseStore, path: Path, engine: str) -> None:
     assert report.triples > 50
 
 
+def test_a_store_check_reports_its_progress(store: BaseStore) -> None:
+    """`finkg validate` was silent for 109 s on the demo store: it now says how far it is."""
+    _load(store, VALID[0])
+    heard: list[tuple[str, int, int]] = []
+    report = validate_store(store, progress=lambda *event: heard.append(event))
+    assert report.conforms
+    total = heard[0][2]
+    assert total > 1 and heard[0][1] == 0
+    assert [done for _, done, _ in heard] == list(range(total + 1))
+    assert {t for _, _, t in heard} == {total}
+
+
 @pytest.mark.parametrize("engine", ENGINES)
 @pytest.mark.parametrize("path", INVALID, ids=lambda p: p.stem)
 def test_each_invalid_file_breaks_exactly_its_shape(

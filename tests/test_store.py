@@ -10,7 +10,7 @@ from pyoxigraph import Literal, NamedNode, Quad
 
 from finkg import queries
 from finkg.config import Settings
-from finkg.errors import InputError, QueryError, StoreError
+from finkg.errors import InputError, MissingStoreError, QueryError, StoreError
 from finkg.kg.setup import init_store
 from finkg.kg.store import BaseStore, Store, open_store
 from finkg.ontology.terms import FKG, RDF
@@ -181,8 +181,9 @@ def test_on_disk_data_persists(tmp_path: Path, settings: Settings) -> None:
 def test_a_missing_read_only_store_says_how_to_create_one(
     tmp_path: Path, settings: Settings
 ) -> None:
-    with pytest.raises(StoreError, match="finkg init"):
+    with pytest.raises(MissingStoreError, match="finkg init") as e:
         open_store(tmp_path / "absent", settings=settings, read_only=True)
+    assert e.value.exit_code == 2  # the user's input, not an internal error
 
 
 def test_an_unreachable_endpoint_is_a_clear_store_error(settings: Settings) -> None:

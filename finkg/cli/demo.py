@@ -9,8 +9,9 @@ from typing import Any
 
 import click
 from rich.table import Table
+from rich.text import Text
 
-from finkg.cli.support import _open, _settings, err, out, store_option
+from finkg.cli.support import _open, _settings, err, out, print_table, store_option
 
 
 @click.command()
@@ -89,9 +90,12 @@ def demo(
 
 def _print_impact(r: Any) -> None:
     out.print(
-        f"\n[bold]event impact[/] (paper 000) on the world's late news: predictions {r.test}, "
-        f"class weights from {r.validation}, reader {r.reader}, memory {r.memory}",
-        highlight=False,
+        Text.assemble(
+            "\n",
+            ("event impact", "bold"),
+            f" (paper 000) on the world's late news: predictions {r.test}, "
+            f"class weights from {r.validation}, reader {r.reader}, memory {r.memory}",
+        )
     )
     table = Table("variant", "predictions", "labelled", "macro-F1", "non-neutral F1", "rank IC")
     for v in r.variants:
@@ -103,19 +107,19 @@ def _print_impact(r: Any) -> None:
             f"{v.non_neutral_f1:.3f}",
             f"{v.rank_ic:.3f}",
         )
-    out.print(table)
+    print_table(table)
     table = Table("strategy", "annual return", "Sharpe", "max drawdown", title="top-10 portfolio")
     for p in r.portfolios:
         table.add_row(
             p.strategy, f"{p.annual_return:.1%}", f"{p.sharpe:.2f}", f"{p.max_drawdown:.1%}"
         )
-    out.print(table)
+    print_table(table)
     out.print(f"report: {r.report} (equity curve {r.equity_curve})", highlight=False)
 
 
 def _print_demo(r: Any) -> None:
-    out.print(f"[bold]finkg demo[/]: {r.synthetic_notice}", highlight=False)
-    out.print(f"files: {r.files_dir}\nstore: {r.store}", highlight=False)
+    out.print(Text.assemble(("finkg demo", "bold"), f": {r.synthetic_notice}"))
+    out.print(f"files: {r.files_dir}\nstore: {r.store}")
     table = Table(
         "kind", "files", "records", "written", "already present", "rejected", title="ingest"
     )
@@ -128,31 +132,42 @@ def _print_demo(r: Any) -> None:
             str(line.skipped_existing),
             str(line.rejected),
         )
-    out.print(table)
+    print_table(table)
     if r.skipped_kinds:
         out.print(f"not loaded (no loader yet): {', '.join(r.skipped_kinds)}")
-    state = "[green]conforms[/]" if r.conforms else f"[red]{r.violations} violation(s)[/]"
-    out.print(f"shapes: {state} ({r.checked_triples} triples checked)")
-    table = Table(
-        "graph", "triples", title=f"{r.stats.triples} triples, generation {r.stats.generation}"
-    )
+    table = Table("graph", "triples")
+    users = [g for g in r.stats.graphs if (g.name or "").startswith("users/")]
     for g in r.stats.graphs:
-        table.add_row(g.name or g.graph, str(g.triples))
-    out.print(table)
-    out.print(f"\n[bold]point in time[/]: news anchor {r.anchor}", highlight=False)
+        if g not in users:
+            table.add_row(g.name or g.graph, f"{g.triples:,}")
+    if users:  # one graph per customer: one row for them all
+        total = sum(g.triples for g in users)
+        table.add_row(f"users/* ({len(users)} customers, one graph each)", f"{total:,}")
+    print_table(table)
+    out.print(Text.assemble("\n", ("point in time", "bold"), f": news anchor {r.anchor}"))
+    out.print(f'  "{r.anchor_title}"\n  published {r.published}, decision time {r.decision_time}')
     out.print(
-        f'  "{r.anchor_title}"\n  published {r.published}, decision time {r.decision_time}',
-        highlight=False,
+        f"  {r.evidence_total:,} evidence nodes about the company are available strictly "
+        "before the decision time; the newest of each kind:"
     )
-    out.print(
-        f"  {r.evidence_total} evidence nodes about the company are available strictly "
-        "before the decision time; the newest:"
-    )
-    table = Table("available at", "family", "text")
+    table = Table("available at", "kind", "first line")
     for e in r.evidence:
-        table.add_row(e.available_at, e.family, e.text)
-    out.print(table)
+        table.add_row(e.available_at, e.kind, e.text)
+    print_table(table)
     out.print(
-        f"subgraph (JSON-LD, finkg context): {r.subgraph_path} ({r.subgraph_triples} triples)",
-        highlight=False,
+        f"subgraph (JSON-LD, finkg context): {r.subgraph_path} ({r.subgraph_triples} triples)"
     )
+    state = ("conforms", "green") if r.conforms else (f"{r.violations} violation(s)", "red")
+    out.print(
+        Text.assemble(
+            "\n",
+            ("built", "bold"),
+            f": the store {r.store}, {r.stats.triples:,} triples in "
+            f"{len(r.stats.graphs)} named graphs (generation {r.stats.generation}); shapes: ",
+            state,
+            f" ({r.checked_triples:,} triples checked)",
+        )
+    )
+    out.print(Text.assemble(("next", "bold"), ", try (the README's tour says what each does):"))
+    for command in r.try_next:
+        out.print(f"  {command}")

@@ -13,7 +13,7 @@ import click
 
 from finkg.cli.support import _open, _progress, _reporter, _settings, out, store_option
 from finkg.errors import InputError
-from finkg.retrieval.sequence_retrievers import RETRIEVERS
+from finkg.retrieval.sequence_retrievers import RETRIEVERS, check_retriever
 
 
 def _day(text: str, field: str) -> dt.date:
@@ -52,6 +52,7 @@ def _model_dir(ctx: click.Context, given: Path | None) -> Path:
     "--retriever",
     default="minilm",
     show_default=True,
+    callback=lambda _ctx, _param, name: check_retriever(name),
     help="One of " + ", ".join(RETRIEVERS) + ".",
 )
 @click.option("--k", default=5, show_default=True, help="Windows shown to the reader.")
@@ -110,19 +111,18 @@ def forecast_command(
     settings = _settings(ctx)
     if reader:
         settings = settings.with_(reader=reader)
+    from finkg.reader.backends import open_reader
+
     with _open(ctx, store) as s, _progress() as bar:
         progress = _reporter(bar)
-        chosen = open_sequence_retriever(
-            retriever, settings, model_dir=_model_dir(ctx, model_dir), progress=progress
-        )
-        from finkg.reader.backends import open_reader
-
-        result = forecast(
+        result = forecast(  # the ticker and date are checked before a model is opened
             s,
             ticker=ticker,
             day=target,
-            llm=open_reader(settings),
-            retriever=chosen,
+            llm=lambda: open_reader(settings),
+            retriever=lambda: open_sequence_retriever(
+                retriever, settings, model_dir=_model_dir(ctx, model_dir), progress=progress
+            ),
             config=config,
             progress=progress,
             head=head,

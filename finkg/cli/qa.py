@@ -90,7 +90,7 @@ def ask(
     traces it back to the documents.
     """
     from finkg.tasks.qa.ask import QAConfig
-    from finkg.tasks.qa.setup import open_qa, resolve_company
+    from finkg.tasks.qa.setup import answer
 
     config = QAConfig(paths=tuple(p.strip() for p in paths.split(",") if p.strip()))
 
@@ -99,10 +99,17 @@ def ask(
         settings = settings.with_(reader=reader)
     instant = parse_instant(as_of, tz, field="--as-of") if as_of else dt.datetime.now(dt.UTC)
     with _open(ctx, store) as s, _progress() as bar:
-        task = bar.add_task("opening indexes and reader", total=None)
-        qa = open_qa(s, settings, rerank=rerank, config=config)
-        bar.update(task, description="answering")
-        asked = qa.ask(question, as_of=instant, company=resolve_company(s, company))
+        task = bar.add_task("checking the question", total=None)
+        asked = answer(
+            s,
+            settings,
+            question,
+            as_of=instant,
+            company=company,
+            rerank=rerank,
+            config=config,
+            stage=lambda text: bar.update(task, description=text),
+        )
     report = {
         "answer": asked.iri.value if asked.iri is not None else None,
         "question": asked.question,

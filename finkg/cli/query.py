@@ -9,9 +9,10 @@ from typing import Any
 
 import click
 from rich.table import Table
+from rich.text import Text
 
 from finkg import queries
-from finkg.cli.support import _open, _settings, err, out, store_option
+from finkg.cli.support import _open, _settings, err, out, print_table, state_cuts, store_option
 from finkg.errors import InputError
 from finkg.kg import export as exporting
 from finkg.queries.results import Solutions, python_value
@@ -65,8 +66,18 @@ def _dataset(ctx: click.Context, graphs_option: str | None) -> list[Any] | str |
     default="table",
     show_default=True,
     type=click.Choice(["table", "json", "csv", "tsv", *exporting.FORMATS]),
+    help="Result format; a table is printed tab-separated when stdout is not a terminal.",
 )
 @click.option("--list", "list_", is_flag=True, help="List the packaged queries and exit.")
+@click.option(
+    "--bound",
+    type=click.IntRange(min=0),
+    default=None,
+    metavar="N",
+    help="For a bounded CONSTRUCT (one_hop, one_hop_before: 25): at most N triples per "
+    "selected node, predicate and direction, a deterministic sample; 0: all. What is left "
+    "out is stated on stderr.",
+)
 @store_option
 @click.pass_context
 def query(
@@ -77,6 +88,7 @@ def query(
     graphs_option: str | None,
     fmt: str,
     list_: bool,
+    bound: int | None,
     store: str | None,
 ) -> None:
     """Run a SPARQL query: a packaged name, a .rq file, or query text.
@@ -92,7 +104,7 @@ def query(
     if list_:
         for q in queries.catalog():
             inputs = " ".join(f"?{i.name}:{i.type}{'*' if i.many else ''}" for i in q.inputs)
-            out.print(f"[bold]{q.name}[/] ({q.form}) {inputs}\n    {q.summary}")
+            out.print(Text.assemble((q.name, "bold"), f" ({q.form}) {inputs}\n    {q.summary}"))
         return
     if not query:
         raise click.UsageError(
@@ -109,9 +121,15 @@ def query(
         )
     with _open(ctx, store, read_only=not update) as s:
         result = queries.run(
-            s, named, bindings, default_graphs=_dataset(ctx, graphs_option), allow_update=update
+            s,
+            named,
+            bindings,
+            default_graphs=_dataset(ctx, graphs_option),
+            allow_update=update,
+            bound=bound,
         )
         _print_result(result, fmt)
+        state_cuts(named.name, result)
         if named.form == "update":
             err.print(f"updated; generation {s.generation()}")
 
@@ -133,6 +151,9 @@ def _as_quads(triples: list[Any]) -> list[Any]:
 
 
 def _print_solutions(result: Solutions, fmt: str) -> None:
+    count = fmt == "table"  # a person reads it: say how many rows
+    if fmt == "table" and not out.is_terminal:
+        fmt = "tsv"  # another program reads it: one row a line, every value whole
     if fmt == "json":
         rows = [{k: python_value(v) for k, v in row.items()} for row in result]
         sys.stdout.write(json.dumps(rows, indent=2, ensure_ascii=False) + "\n")
@@ -146,14 +167,10 @@ def _print_solutions(result: Solutions, fmt: str) -> None:
     else:
         table = Table(*result.variables, show_lines=False)
         for row in result.rows:
-            table.add_row(*("" if v is None else _cell(v) for v in row))
-        out.print(table)
+            table.add_row(*("" if v is None else str(python_value(v)) for v in row))
+        print_table(table)
+    if count:
         err.print(f"{len(result)} row(s)")
-
-
-def _cell(term: Any) -> str:
-    text = str(python_value(term))
-    return text if len(text) <= 120 else text[:117] + "..."
 
 
 @click.command()
@@ -177,6 +194,15 @@ def _cell(term: Any) -> str:
 @click.option(
     "-o", "--output", type=click.Path(path_type=Path), help="File to write [default: stdout]."
 )
+@click.option(
+    "--bound",
+    type=click.IntRange(min=0),
+    default=None,
+    metavar="N",
+    help="For a bounded CONSTRUCT (one_hop, one_hop_before: 25): at most N triples per "
+    "selected node, predicate and direction, a deterministic sample; 0: all. What is left "
+    "out is stated on stderr.",
+)
 @store_option
 @click.pass_context
 def export(
@@ -187,6 +213,7 @@ def export(
     user: str | None,
     fmt: str,
     output: Path | None,
+    bound: int | None,
     store: str | None,
 ) -> None:
     """Export graphs or a CONSTRUCT result as Turtle, N-Triples, N-Quads, TriG or JSON-LD.
@@ -195,16 +222,18 @@ def export(
     """
 
     with _open(ctx, store, read_only=True) as s:
-        data = exporting.export_bytes(
+        exported = exporting.export_bytes(
             s,
             graphs=list(graphs_),
             query=query_,
             bindings=_parse_bindings(binds),
             fmt=fmt,
             user=user,
+            bound=bound,
         )
     if output is None:
-        sys.stdout.buffer.write(data)
+        sys.stdout.buffer.write(exported.data)
     else:
-        output.write_bytes(data)
-        err.print(f"wrote {len(data)} bytes to {output}")
+        output.write_bytes(exported.data)
+        err.print(f"wrote {len(exported.data)} bytes to {output}")
+    state_cuts(query_ or "export", exported.triples)

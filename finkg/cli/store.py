@@ -12,7 +12,17 @@ import click
 from pyoxigraph import NamedNode
 from rich.table import Table
 
-from finkg.cli.support import _open, _progress, _settings, err, out, store_option
+from finkg.cli.support import (
+    _open,
+    _progress,
+    _reporter,
+    _settings,
+    curie,
+    err,
+    out,
+    print_table,
+    store_option,
+)
 
 
 @click.command()
@@ -66,6 +76,9 @@ def validate(
 ) -> None:
     """Check data against finkg's SHACL shapes (or --shapes).
 
+    A whole store is checked shape by shape, with progress on stderr: the 950,000-triple
+    demo store takes about two minutes on 2 cores.
+
     Exit code 0: conforms; 1: violations (listed with focus node, path and message);
     2: the data or shapes could not be read, or the shapes use SHACL the sparql engine
     does not implement (named in the message).
@@ -88,9 +101,11 @@ def validate(
             exact=shapes is not None,  # finkg's shapes check files as the store would hold them
         )
     else:
-        with _open(ctx, store, read_only=True) as s:
+        with _open(ctx, store, read_only=True) as s, _progress() as bar:
             chosen = [s.graphs.parse(g) for g in graphs_] or None
-            report = validate_store(s, chosen, engine=engine, shapes=shapes)
+            report = validate_store(
+                s, chosen, engine=engine, shapes=shapes, progress=_reporter(bar)
+            )
     if as_json:
         sys.stdout.write(
             json.dumps(
@@ -125,11 +140,11 @@ def stats(ctx: click.Context, as_json: bool, store: str | None) -> None:
     table = Table("graph", "triples")
     for g in st.graphs:
         table.add_row(g.name or g.graph, str(g.triples))
-    out.print(table)
+    print_table(table)
     table = Table("graph", "class", "instances")
     for c in st.classes:
-        table.add_row(c.name or c.graph, _curie(c.class_iri), str(c.instances))
-    out.print(table)
+        table.add_row(c.name or c.graph, curie(c.class_iri), str(c.instances))
+    print_table(table)
 
 
 @click.command(name="index")
@@ -182,15 +197,6 @@ def _refresh_line(name: str, r: Any, nodes: int | None) -> str:
     )
 
 
-def _curie(iri: str) -> str:
-    from finkg.ontology.terms import PREFIXES
-
-    for prefix, ns in PREFIXES.items():
-        if iri.startswith(ns):
-            return f"{prefix}:{iri[len(ns) :]}"
-    return iri
-
-
 @click.command()
 @click.argument("iri")
 @store_option
@@ -203,9 +209,9 @@ def audit(ctx: click.Context, iri: str, store: str | None) -> None:
     with _open(ctx, store, read_only=True) as s:
         hops = trace(s, iri)
     for hop in hops:
-        out.print(f"[bold]{hop.depth * '  '}{hop.iri}[/]")
+        out.print(f"{hop.depth * '  '}{hop.iri}", style="bold")
         for p, o in hop.statements:
-            out.print(f"{hop.depth * '  '}  {_curie(p)}: {o}", highlight=False)
+            out.print(f"{hop.depth * '  '}  {curie(p)}: {o}")
 
 
 @click.command()
@@ -250,12 +256,15 @@ def serve(
 
     location = store or _settings(ctx).store_location
     limit = _settings(ctx).query_timeout_s if timeout_s is None else timeout_s
-    err.print(
-        f"serving {location} at http://{bind_addr}/query "
-        f"({'read-write' if read_write else 'read-only'}; "
-        f"SERVICE {'allowed' if allow_service else 'refused'}; "
-        f"query time limit {f'{limit:g} s' if limit else 'none'}); Ctrl-C stops"
-    )
+
+    def ready(url: str) -> None:  # said once it listens, never before a refusal
+        err.print(
+            f"serving {location} at {url} "
+            f"({'read-write' if read_write else 'read-only'}; "
+            f"SERVICE {'allowed' if allow_service else 'refused'}; "
+            f"query time limit {f'{limit:g} s' if limit else 'none'}); Ctrl-C stops"
+        )
+
     ctx.exit(
         serve_store(
             Path(location),
@@ -263,5 +272,6 @@ def serve(
             read_write=read_write,
             allow_service=allow_service,
             timeout_s=limit,
+            on_ready=ready,
         )
     )

@@ -7,6 +7,8 @@ from typing import Any
 
 import click
 from rich.console import Console
+from rich.measure import Measurement
+from rich.table import Table
 from rich.text import Text
 
 from finkg.config import Settings
@@ -14,8 +16,48 @@ from finkg.errors import FinkgError, InputError, TimestampError
 from finkg.kg.ingest.common import zone
 from finkg.kg.store import BaseStore, open_store
 
-out = Console(soft_wrap=True)
-err = Console(stderr=True, soft_wrap=True)
+# Nothing finkg prints is read as markup: data holds "[...]" and ":label:" (rich would style
+# the one and turn the other into an emoji), so styles are given as `style=` or `Text`.
+out = Console(soft_wrap=True, markup=False, emoji=False, highlight=False)
+err = Console(stderr=True, soft_wrap=True, markup=False, emoji=False, highlight=False)
+
+
+def curie(iri: str) -> str:
+    """`fkg:about` for an IRI in one of finkg's prefixes (PREFIXES), else the IRI whole."""
+    from finkg.ontology.terms import PREFIXES
+
+    for prefix, ns in PREFIXES.items():
+        if iri.startswith(ns):
+            return f"{prefix}:{iri[len(ns) :]}"
+    return iri
+
+
+def state_cuts(name: str, triples: object) -> None:
+    """Say on stderr what a bounded CONSTRUCT result left out (`finkg.queries.bound`)."""
+    cuts = getattr(triples, "cuts", None)
+    if not cuts:
+        return
+    limit = triples.limit  # type: ignore[attr-defined]
+    err.print(
+        f"{name}: bounded to {limit} triples per selected node, predicate and direction "
+        f"(a deterministic sample); {triples.left_out} left out:"  # type: ignore[attr-defined]
+    )
+    for cut in cuts:
+        err.print(f"  kept {cut.describe(curie)}")
+    err.print("  --bound N keeps N of each, --bound 0 all of them")
+
+
+def print_table(table: Table) -> None:
+    """Print `table` with every value whole: in a terminal a value too wide for its column
+    folds onto the next line; elsewhere (piped, redirected) the table is as wide as its widest
+    row, so another program reads each value on one line."""
+    for column in table.columns:
+        column.overflow = "fold"
+    if out.is_terminal:
+        out.print(table)
+        return
+    natural = Measurement.get(out, out.options.update_width(1_000_000), table).maximum
+    out.print(table, width=max(natural, out.width))
 
 
 class FinkgClickError(click.ClickException):
@@ -58,7 +100,7 @@ def _progress() -> Any:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     return Progress(
-        TextColumn("{task.description}"),
+        TextColumn("{task.description}", markup=False),
         BarColumn(),
         MofNCompleteColumn(),
         TimeElapsedColumn(),

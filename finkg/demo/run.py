@@ -56,9 +56,10 @@ class IngestLine(BaseModel):
 class EvidenceRow(BaseModel):
     model_config = ConfigDict(extra="forbid")
     evidence: str
+    kind: str  # its class: NewsArticle, FilingPassage, IndicatorWindow, ...
     family: str
     available_at: str
-    text: str
+    text: str  # its first line, whole (a news item's headline, a window's one-line JSON)
 
 
 class DemoReport(BaseModel):
@@ -80,6 +81,7 @@ class DemoReport(BaseModel):
     evidence_total: int
     subgraph_path: str
     subgraph_triples: int
+    try_next: list[str]  # commands that run on what was built, for a newcomer to try
 
 
 def run_demo(
@@ -98,11 +100,14 @@ def run_demo(
         init_store(store)
         ingests, skipped = _ingest_all(store, files_dir, settings, say)
         say("checking the store against finkg's shapes")
-        report = validate_store(store)
+        report = validate_store(
+            store, progress=lambda stage, done, total: say(f"{stage}: {done} of {total}")
+        )
         say("counting")
         stats = store_stats(store)
         anchor = _after_close_anchor(manifest)
         evidence, used = _point_in_time(store, anchor, settings)
+        try_next = _try_next(manifest, anchor, store_location, settings)
         subgraph_path = files_dir.parent / "anchor-subgraph.jsonld"
         triples, title = _export_subgraph(store, anchor, used, subgraph_path)
     return DemoReport(
@@ -119,10 +124,11 @@ def run_demo(
         anchor_title=title,
         published=anchor["published"],
         decision_time=anchor["decision_time"],
-        evidence=evidence[:5],
+        evidence=_one_of_each_kind(evidence),
         evidence_total=len(used),
         subgraph_path=str(subgraph_path),
         subgraph_triples=triples,
+        try_next=try_next,
     )
 
 
@@ -221,13 +227,50 @@ def _point_in_time(
     evidence = [
         EvidenceRow(
             evidence=r["evidence"].value,  # type: ignore[union-attr]
+            kind=r["class"].value.rsplit("#", 1)[1],  # type: ignore[union-attr]
             family=r["family"].value.rsplit("#", 1)[1],  # type: ignore[union-attr]
             available_at=str(python_value(r["availableAt"])),
-            text=" ".join(str(python_value(r["text"])).split())[:100],
+            text=_first_line(str(python_value(r["text"]))),
         )
         for r in rows  # type: ignore[union-attr]
     ]
     return evidence, [e.evidence for e in evidence]
+
+
+def _first_line(text: str) -> str:
+    return next((" ".join(line.split()) for line in text.splitlines() if line.strip()), "")
+
+
+def _one_of_each_kind(evidence: list[EvidenceRow]) -> list[EvidenceRow]:
+    """The newest evidence of each kind (`evidence` is newest first): the five newest were
+    five indicator windows of one session, rows a person could not tell apart."""
+    seen: dict[str, EvidenceRow] = {}
+    for row in evidence:
+        seen.setdefault(row.kind, row)
+    return list(seen.values())
+
+
+def _try_next(
+    manifest: WorldManifest, anchor: dict[str, str], location: str, settings: Settings
+) -> list[str]:
+    """Commands that run on what the demo built (the README's tour explains each)."""
+    store = "" if location == settings.store_location else f" --store {location}"
+    company = mint("company", anchor["ticker"], base=settings.base_iri).value
+    lines = [
+        f"finkg stats{store}",
+        f"finkg query evidence_before --bind company={company} "
+        f"--bind before={anchor['decision_time']}{store}",
+        f"finkg audit {anchor['iri']}{store}",
+    ]
+    documents = {d.path: d for d in manifest.documents}
+    for pair in manifest.qa[:1]:
+        tickers = documents[pair.document].tickers if pair.document in documents else ()
+        about = f" --company {tickers[0]}" if tickers else ""
+        lines.append(f'finkg ask "{pair.question}"{about}{store}')
+    if manifest.users:
+        day = anchor["decision_time"][:10]
+        lines.append(f"finkg recommend --user {manifest.users[0].customer_id} --date {day}{store}")
+    return lines
 
 
 def _export_subgraph(

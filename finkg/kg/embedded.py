@@ -8,7 +8,7 @@ from pathlib import Path
 import pyoxigraph as ox
 from pyoxigraph import NamedNode, Quad, Triple
 
-from finkg.errors import QueryError, StoreError
+from finkg.errors import MissingStoreError, QueryError, StoreError
 from finkg.kg.graphs import Graphs
 from finkg.kg.store import BaseStore, Commit, DefaultGraphs, commit_quads, parse_into
 from finkg.kg.updates import quads_update
@@ -30,8 +30,12 @@ class EmbeddedStore(BaseStore):
                 self._store = ox.Store()
             elif read_only:
                 if not path.is_dir():
-                    raise StoreError(
-                        f"no store at {path}; create one with `finkg init --store {path}`"
+                    raise MissingStoreError(
+                        "no store directory here",
+                        field="--store",
+                        value=str(path),
+                        hint=f"create one with `finkg init --store {path}` (or `finkg demo`), "
+                        "or name an existing store with --store or $FINKG_STORE",
                     )
                 self._store = ox.Store.read_only(str(path))
             else:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Any
 
 import networkx as nx
@@ -21,7 +22,7 @@ from finkg.errors import InputError
 from finkg.kg.jsonld import to_jsonld
 from finkg.ontology.terms import PREFIXES
 
-__all__ = ["FORMATS", "export_bytes", "serialize", "to_jsonld", "to_networkx"]
+__all__ = ["FORMATS", "Exported", "export_bytes", "serialize", "to_jsonld", "to_networkx"]
 
 FORMATS = ("turtle", "ntriples", "nquads", "trig", "jsonld")
 _RDF = {
@@ -57,6 +58,14 @@ def serialize(quads: Iterable[ox.Quad], format: str) -> bytes:
     )
 
 
+@dataclass(frozen=True)
+class Exported:
+    """What an export wrote, and what a bounded query left out (`finkg.queries.bound`)."""
+
+    data: bytes
+    triples: Any = None  # the CONSTRUCT result, when the export was one (its `cuts`)
+
+
 def export_bytes(
     store: Any,
     *,
@@ -65,12 +74,13 @@ def export_bytes(
     bindings: dict[str, object] | None = None,
     fmt: str = "turtle",
     user: str | None = None,
-) -> bytes:
+    bound: int | None = None,
+) -> Exported:
     """Named graphs (short names; all when empty) or a CONSTRUCT query's result, serialized.
 
     With `user`, the export reads only that user's dataset (`Graphs.user_dataset`): the
     query runs over it and no other graph may be named, so another user's triples cannot
-    reach the file."""
+    reach the file. `bound` overrides a bounded query's limit (`queries.run`)."""
     dataset = store.graphs.user_dataset(user) if user is not None else None
     if query is not None:
         if graphs:
@@ -80,8 +90,9 @@ def export_bytes(
             raise InputError(
                 "export takes a CONSTRUCT or DESCRIBE query", field="query", value=named.name
             )
-        triples = queries.run(store, named, bindings or {}, default_graphs=dataset)
-        return serialize((ox.Quad(t.subject, t.predicate, t.object) for t in triples), fmt)  # type: ignore[union-attr]
+        triples = queries.run(store, named, bindings or {}, default_graphs=dataset, bound=bound)
+        quads = (ox.Quad(t.subject, t.predicate, t.object) for t in triples)  # type: ignore[union-attr]
+        return Exported(serialize(quads, fmt), triples)
     chosen = [store.graphs.parse(g) for g in graphs] if graphs else None
     if dataset is not None:
         outside = [g for g in chosen or () if g not in dataset]
@@ -94,7 +105,7 @@ def export_bytes(
             )
         chosen = chosen or dataset
     chosen = chosen if chosen is not None else store.named_graphs()
-    return serialize((q for g in chosen for q in store.quads(g)), fmt)
+    return Exported(serialize((q for g in chosen for q in store.quads(g)), fmt))
 
 
 def to_networkx(triples: Iterable[ox.Triple | ox.Quad]) -> nx.MultiDiGraph:

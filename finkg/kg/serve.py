@@ -20,10 +20,11 @@ import sys
 import threading
 import time
 import urllib.request
+from collections.abc import Callable
 from http.server import ThreadingHTTPServer
 from pathlib import Path
 
-from finkg.errors import InputError, StoreError
+from finkg.errors import InputError, MissingStoreError, StoreError
 from finkg.kg.proxy import Policy, handler
 
 
@@ -94,15 +95,17 @@ def serve_store(
     read_write: bool = False,
     allow_service: bool = False,
     timeout_s: float = 60.0,
+    on_ready: Callable[[str], None] | None = None,
 ) -> int:
     """Serve until a signal stops it; returns 0, or the Oxigraph server's exit code if it
-    stopped by itself."""
+    stopped by itself. `on_ready` is called with the query URL once both servers listen
+    (never when serving failed to start)."""
     if not location.is_dir():
-        raise InputError(
+        raise MissingStoreError(
             "no store directory here",
             field="--store",
             value=str(location),
-            hint="create one with finkg init (or finkg demo)",
+            hint=f"create one with `finkg init --store {location}` (or `finkg demo`)",
         )
     host, port, family = _address(bind)
     inner = _free_port()
@@ -136,6 +139,9 @@ def serve_store(
             for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
                 previous[sig] = signal.signal(sig, on_signal)
         threading.Thread(target=lambda: (child.wait(), stop()), daemon=True).start()
+        if on_ready is not None:
+            shown, bound = str(server.server_address[0]), server.server_address[1]
+            on_ready(f"http://{f'[{shown}]' if ':' in shown else shown}:{bound}/query")
         try:
             server.serve_forever(poll_interval=0.2)
         finally:

@@ -10,6 +10,8 @@ Each file starts with a header:
     # input  ?limitTo  integer?   optional (left unbound when not given)
     # input  ?audit    graph:audit  a named graph, bound from the store's layout
     # dataset: union             the default graph is the union of all graphs
+    # bound  ?node  25           (CONSTRUCT) at most 25 triples per ?node, predicate and
+    #                            direction (`bound.py`); `run(..., bound=)` overrides it
     # output ?evidence ?availableAt ?text
 
 `load("evidence_before")` reads one; `run(store, q, values)` converts the values by the
@@ -30,6 +32,7 @@ from pyoxigraph import NamedNode, Triple
 
 from finkg.errors import QueryError
 from finkg.queries.binding import SCALAR_TYPES, Binding, bind, inline_iri, to_term
+from finkg.queries.bound import bound_triples
 from finkg.queries.results import Solutions
 
 if TYPE_CHECKING:
@@ -42,7 +45,10 @@ _FORM = re.compile(
     r"\b(SELECT|CONSTRUCT|ASK|DESCRIBE|INSERT|DELETE|LOAD|CLEAR|DROP|CREATE|ADD|MOVE|COPY|WITH)\b",
     re.IGNORECASE,
 )
+_SENTENCE_END = re.compile(r"\.(?=\s|$)")
+_HEADER_WORDS = ("input", "output", "dataset", "rows", "bound")
 _INPUT = re.compile(r"#\s*input\s+\?(\w+)\s+(\S+)\s*(.*)")
+_BOUND = re.compile(r"#\s*bound\s+\?(\w+)\s+(\d+)\s*$")
 
 
 @dataclass(frozen=True)
@@ -65,6 +71,7 @@ class NamedQuery:
     outputs: tuple[str, ...] = ()
     union: bool = False
     path: Path | None = None
+    bound: tuple[str, int] | None = None  # (input, limit): see `bound.py`
 
     @property
     def read_only(self) -> bool:
@@ -106,17 +113,36 @@ def query_form(text: str) -> Form:
     return word.lower() if word in ("SELECT", "CONSTRUCT", "ASK", "DESCRIBE") else "update"  # type: ignore[return-value]
 
 
+def _summary(text: str) -> str:
+    """The first sentence of the header's opening paragraph (`# name: what it returns...`),
+    however many comment lines it runs over."""
+    lines = text.splitlines()
+    first = lines[0].lstrip("#").strip() if lines and lines[0].startswith("#") else ""
+    if ":" not in first or first.startswith(_HEADER_WORDS):
+        return ""
+    words = [first.split(":", 1)[1].strip()]
+    for line in lines[1:]:
+        body = line.lstrip("#").strip()
+        if not line.startswith("#") or not body or body.startswith(_HEADER_WORDS):
+            break
+        words.append(body)
+    paragraph = " ".join(words)
+    end = _SENTENCE_END.search(paragraph)
+    return paragraph[: end.start() + 1] if end else paragraph
+
+
 def parse(text: str, *, name: str = "query", path: Path | None = None) -> NamedQuery:
     """A `NamedQuery` from SPARQL text with (or without) a header."""
-    summary, inputs, outputs, union = "", [], (), False
+    summary, inputs, outputs, union = _summary(text), [], (), False
+    bounded: tuple[str, int] | None = None
     for i, line in enumerate(text.splitlines(), start=1):
         if not line.startswith("#"):
             break
         body = line.lstrip("#").strip()
-        if i == 1 and ":" in body and not body.startswith(("input", "output", "dataset")):
-            summary = body.split(":", 1)[1].strip()
-        elif m := _INPUT.match(line):
+        if m := _INPUT.match(line):
             inputs.append(_parse_input(m, path or name, i))
+        elif m := _BOUND.match(line):
+            bounded = (m.group(1), int(m.group(2)))
         elif body.startswith("output"):
             outputs = tuple(v.lstrip("?") for v in body.split()[1:])
         elif body.startswith("dataset:"):
@@ -130,6 +156,7 @@ def parse(text: str, *, name: str = "query", path: Path | None = None) -> NamedQ
         outputs=outputs,
         union=union,
         path=path,
+        bound=bounded,
     )
 
 
@@ -236,15 +263,19 @@ def run(
     *,
     default_graphs: list[NamedNode] | str | None = None,
     allow_update: bool = False,
+    bound: int | None = None,
 ) -> Solutions | list[Triple] | bool | None:
     """Run a query (a NamedQuery, a packaged name or SPARQL text) with bound values.
 
     `default_graphs` sets the query dataset: None for the store's default graph (or the
     union when the query's header says `dataset: union`), "union" for all graphs, or a list
-    of graphs, which then are the only graphs the query can read.
+    of graphs, which then are the only graphs the query can read. A CONSTRUCT whose header
+    declares a bound returns `bound.Triples`, cut to it; `bound` overrides the declared
+    limit (0: no bound).
     """
     if isinstance(query, str):
         query = load(query) if re.fullmatch(r"[a-z][a-z0-9_]*", query) else parse(query)
+    limit = _limit(query, bound)
     text = prepare(query, values, graphs=store.graphs)
     if default_graphs is None and query.union:
         default_graphs = "union"
@@ -264,4 +295,26 @@ def run(
         return store.select(text, default_graphs=default_graphs)
     if query.form == "ask":
         return store.ask(text, default_graphs=default_graphs)
-    return store.construct(text, default_graphs=default_graphs)
+    triples = store.construct(text, default_graphs=default_graphs)
+    if limit and query.bound is not None:
+        nodes = (values or {}).get(query.bound[0], [])
+        items = nodes if isinstance(nodes, list | tuple | set | frozenset) else [nodes]
+        iris = [n.value if isinstance(n, NamedNode) else str(n) for n in items]
+        return bound_triples(triples, nodes=iris, limit=limit)
+    return triples
+
+
+def _limit(query: NamedQuery, bound: int | None) -> int:
+    if bound is None:
+        return query.bound[1] if query.bound else 0
+    if isinstance(bound, bool) or not isinstance(bound, int) or bound < 0:
+        raise QueryError("a bound is a whole number, 0 for none", field="bound", value=bound)
+    if bound and query.bound is None:
+        raise QueryError(
+            f"{query.name} declares no bound to set",
+            field="bound",
+            value=bound,
+            hint="a bound applies to CONSTRUCT queries whose header has '# bound ?node N' "
+            "(one_hop, one_hop_before)",
+        )
+    return bound

@@ -8,7 +8,10 @@
   suffixes stripped, financial stop-words ignored.
 - G: the share of the answer's tokens that are grounded; Gc: the share of its critical
   tokens that are; N (numeric consistency): the share of the answer's number claims whose
-  value appears in the chunk it cites; J: whether the JSON validated (after repairs).
+  value appears in the chunk it cites; J: whether the JSON validated (after repairs). A claim
+  written without its unit ("4990.6" for "$4,990.6 million") matches the figure as the
+  chunk writes it, and a chunk that states its table's units ("in millions") gives its bare
+  figures that scale, so a claim is judged by the figure, not by how much of it was copied.
 - S_comp = 0.5 G + 0.25 J + 0.25 N, and a validation status from finkg's thresholds:
   Critical Issues (JSON invalid, or Gc < 0.5), Requires Review (an insight without a valid
   citation, or Gc < 1), else High (S >= 0.85), Medium (S >= 0.70) or Low.
@@ -22,7 +25,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 
 _SCALE = {
@@ -75,6 +78,13 @@ class Value:
     currency: str | None
     amount: Decimal
     percent: bool
+    written: Decimal = field(default=Decimal(0), compare=False)  # the figure before its scale
+    scale: int = field(default=0, compare=False)  # the power of ten a scale word applied
+
+    @property
+    def bare(self) -> bool:
+        """Written without a currency, a scale or a percent sign: "4,990.6"."""
+        return self.currency is None and not self.scale and not self.percent
 
     def __str__(self) -> str:
         return f"{self.currency or ''}{self.amount:f}{'%' if self.percent else ''}"
@@ -92,13 +102,12 @@ def values(text: str) -> list[Value]:
             amount = Decimal(m.group("num").replace(",", ""))
         except InvalidOperation:
             continue
+        written, power = amount.normalize(), 0
         scale = (m.group("scale") or "").lower()
-        if scale:
-            # a bare "m"/"b"/"t" only scales money ("$5m"), not "5 m" of something else
-            if len(scale) == 1 and not m.group("cur"):
-                scale = ""
-            else:
-                amount = amount.scaleb(_SCALE[scale])
+        # a bare "m"/"b"/"t" only scales money ("$5m"), not "5 m" of something else
+        if scale and not (len(scale) == 1 and not m.group("cur")):
+            power = _SCALE[scale]
+            amount = amount.scaleb(power)
         currency = m.group("cur") or m.group("curword")
         found.append(
             Value(
@@ -107,9 +116,49 @@ def values(text: str) -> list[Value]:
                 ),
                 amount.normalize(),
                 bool(m.group("pct")),
+                written,
+                power,
             )
         )
     return found
+
+
+# "(in millions)", "$ in thousands", "in millions of US dollars": a table's stated units
+_UNITS = re.compile(
+    r"(?P<cur>\$|US\$|USD)?\s*in\s+(?P<scale>thousands|millions|billions)"
+    r"(?:\s+of\s+(?:US\s+)?(?P<curword>dollars|euros))?\b",
+    re.IGNORECASE,
+)
+
+
+def _cited_values(text: str) -> list[Value]:
+    """The values of a cited text; where it states its units ("in millions"), its bare
+    figures also count at that scale (and currency, when the statement names one)."""
+    found = values(text)
+    stated = _UNITS.search(text)
+    if stated is None:
+        return found
+    power = _SCALE[stated.group("scale").lower().removesuffix("s")]
+    named = stated.group("cur") or stated.group("curword") or ""
+    currency = _CURRENCY.get(named.lower(), _CURRENCY.get(named, "USD" if named else None))
+    scaled = [
+        Value(currency, v.written.scaleb(power).normalize(), False, v.written, power)
+        for v in found
+        if v.bare
+    ]
+    return found + scaled
+
+
+def _consistent(claim: Value, cited: list[Value]) -> bool:
+    """`claim` is one of `cited`, or, written bare, the figure of one of them as written."""
+    if claim in cited:
+        return True
+    if claim.bare:
+        return any(c.written == claim.written for c in cited)
+    if claim.currency is not None:  # the currency stated by the claim and not the table
+        plain = Value(None, claim.amount, claim.percent)
+        return plain in cited
+    return False
 
 
 def _stem(word: str) -> str:
@@ -159,8 +208,10 @@ def numeric_consistency(claims: Iterable[tuple[str, str | None]]) -> float:
     right = 0
     for value, cited in claims:
         wanted = values(value)
-        if cited is not None and wanted and all(v in values(cited) for v in wanted):
-            right += 1
+        if cited is None or not wanted:
+            continue
+        found = _cited_values(cited)
+        right += all(_consistent(v, found) for v in wanted)
     return right / len(claims)
 
 

@@ -185,16 +185,24 @@ class LlamaCpp:
         self.path = path
         self.threads = threads
         self.block = block
-        self.llm = Llama(
-            model_path=str(path),
-            n_ctx=n_ctx,
-            n_threads=threads,
-            n_threads_batch=threads,
-            n_batch=block,
-            n_ubatch=block,
-            seed=seed,
-            verbose=False,
-        )
+
+        def load(window: int) -> Any:
+            return Llama(
+                model_path=str(path),
+                n_ctx=window,
+                n_threads=threads,
+                n_threads_batch=threads,
+                n_batch=block,
+                n_ubatch=block,
+                seed=seed,
+                verbose=False,
+            )
+
+        self.llm = load(n_ctx)
+        trained = int(self.llm._model.n_ctx_train())
+        if 0 < trained < n_ctx:  # never past the window the model was trained for
+            self.llm.close()
+            self.llm = load(trained)
         self._held: list[int] = []  # the prompt whose blocks the context holds
         self.prompt_tokens = 0  # prompt tokens asked for, and of them reused: the reuse rate
         self.reused_tokens = 0
@@ -296,7 +304,8 @@ class LlamaCpp:
         if len(tokens) >= self.llm.n_ctx():
             raise ContextOverflow(
                 f"{self.model_id}: a prompt of {len(tokens)} tokens does not fit the "
-                f"context window of {self.llm.n_ctx()}"
+                f"context window of {self.llm.n_ctx()}; use a reader with a larger window "
+                "(FINKG_READER), or ask about less at once"
             )
         keep = self._keep_prefix(tokens)
         self.llm.eval(tokens[keep:])

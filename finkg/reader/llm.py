@@ -31,7 +31,13 @@ class ReaderError(FinkgError):
 
 
 class ContextOverflow(ReaderError):
-    """The prompt and the reply's token budget do not fit the model's context window."""
+    """The prompt and the reply's token budget do not fit the model's context window.
+
+    Exit code 2: what was asked of this reader does not fit it (jobs cut their listings and
+    graphs to the window first; what is left is a prompt that cannot be cut further); the
+    fix is a reader with a larger window, or less asked at once."""
+
+    exit_code = 2
 
 
 class ReaderBuildError(ReaderError):

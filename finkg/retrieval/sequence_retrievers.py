@@ -218,24 +218,29 @@ def open_retriever(
     progress: Progress | None = None,
 ) -> SequenceRetriever:
     """The retriever `name` (one of RETRIEVERS); dense ones need their embedder."""
-    if name == "none":
-        return NoRetrieval()
-    if name == "random":
-        return RandomRetrieval()
-    if name == "dtw":
-        return DTWRetrieval()
+    plain = {"none": NoRetrieval, "random": RandomRetrieval, "dtw": DTWRetrieval}
+    if check_retriever(name) in plain:
+        return plain[name]()  # type: ignore[no-any-return]
     if name == "bm25":
         return BM25Retrieval()
-    if name in ("minilm", "finseer"):
-        model = embedder if name == "minilm" else finseer
-        if model is None:
-            raise InputError(
-                f"the {name} retriever needs its model",
-                field="--retriever",
-                value=name,
-                hint="train one with finkg train-retriever" if name == "finseer" else None,
-            )
-        return DenseRetrieval(model, name=name, cache=cache, progress=progress)
-    raise InputError(
-        "unknown retriever", field="--retriever", value=name, hint="one of " + ", ".join(RETRIEVERS)
-    )
+    model = embedder if name == "minilm" else finseer  # the dense ones
+    if model is None:
+        raise InputError(
+            f"the {name} retriever needs its model",
+            field="--retriever",
+            value=name,
+            hint="train one with finkg train-retriever" if name == "finseer" else None,
+        )
+    return DenseRetrieval(model, name=name, cache=cache, progress=progress)
+
+
+def check_retriever(name: str) -> str:
+    """`name` if it is one of RETRIEVERS, else an InputError naming them."""
+    if name not in RETRIEVERS:
+        raise InputError(
+            "unknown retriever",
+            field="--retriever",
+            value=name,
+            hint="one of " + ", ".join(RETRIEVERS),
+        )
+    return name

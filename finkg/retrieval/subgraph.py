@@ -38,10 +38,13 @@ from finkg.kg.export import to_jsonld
 from finkg.kg.store import BaseStore
 from finkg.ontology.terms import DCTERMS, FKG, RDFS, SKOS
 from finkg.queries.binding import to_term
+from finkg.reader import budget
+from finkg.reader.budget import largest
 from finkg.reader.llm import LLM
 from finkg.reader.read import OutputCache, ReadResult, prompt, read
 from finkg.reader.schemas import EntitySelection
 
+SELECT_REPLY_TOKENS = 512  # a selection's reply: about ten IRIs
 DEFAULT_CAP = 50  # ~55 tokens a line: a listing fits a 4,096-token reader beside the request
 DESCRIPTION_CHARS = 240
 _NAMES = (FKG.text, RDFS.label, DCTERMS.title, SKOS.prefLabel)
@@ -214,25 +217,59 @@ def select(
     *,
     context: str | Mapping[str, Any] | None = None,
     cache: OutputCache | None = None,
+    window: int | None = None,
+    max_tokens: int = SELECT_REPLY_TOKENS,
 ) -> Selection:
-    """The reader's pick among `candidates` (read() drops and counts IRIs not listed)."""
+    """The reader's pick among `candidates` (read() drops and counts IRIs not listed).
+
+    The listing is cut to fit the reader's context window (its own `n_ctx`, else `window`;
+    neither: not cut) beside the request, the context and a reply of `max_tokens`: the
+    oldest candidates go first (they are listed oldest first), the prompt says how many
+    were listed of how many, and `Selection.candidates` holds those listed."""
     if not request.strip():
         raise InputError("the request is empty", field="request", value=request)
-    selection = Selection(candidates)
     if not candidates:
-        return selection
+        return Selection(candidates)
     if context is not None and not isinstance(context, str):
         context = json.dumps(context, ensure_ascii=False, sort_keys=True)
-    values = {
-        "request": request.strip(),
-        "context": context or "(none)",
-        "kind": candidates.kind or "entities",
-        "shown": len(candidates),
-        "total": candidates.total,
-        "candidates": candidates.listing(),
-    }
+    template = prompt("select")
+
+    def values(listed: Candidates) -> dict[str, object]:
+        return {
+            "request": request.strip(),
+            "context": context or "(none)",
+            "kind": listed.kind or "entities",
+            "shown": len(listed),
+            "total": listed.total,
+            "candidates": listed.listing(),
+        }
+
+    def newest(k: int) -> Candidates:
+        return Candidates(
+            candidates[len(candidates) - k :] if k else [],
+            total=candidates.total,
+            kind=candidates.kind,
+        )
+
+    limit = budget.context_window(llm, window)
+    if limit is not None:
+        room = limit - max_tokens
+        fits = largest(
+            len(candidates),
+            lambda k: budget.count_tokens(llm, template.render(values(newest(k)))) <= room,
+        )
+        candidates = newest(max(fits, 1))  # one at least: past the window, the reader says so
+    selection = Selection(candidates)
     allowed = [c.iri for c in candidates]
-    result = read(llm, prompt("select"), values, EntitySelection, allowed_ids=allowed, cache=cache)
+    result = read(
+        llm,
+        template,
+        values(candidates),
+        EntitySelection,
+        allowed_ids=allowed,
+        cache=cache,
+        max_tokens=max_tokens,
+    )
     selection.result = result
     if isinstance(result.output, EntitySelection):
         selection.selected = list(result.output.selected)

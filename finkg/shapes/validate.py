@@ -34,7 +34,7 @@ from finkg import queries
 from finkg.errors import InputError
 from finkg.ontology import ontology_path
 from finkg.shapes.compile import Check, compile_shapes, finkg_checks
-from finkg.shapes.engine import Select, run_checks
+from finkg.shapes.engine import Progress, Select, run_checks
 from finkg.shapes.report import FSH, Report, Violation
 from finkg.shapes.terms import rewritten
 
@@ -193,7 +193,11 @@ def _checks(shapes: rdflib.Graph | None) -> Sequence[Check]:
 
 
 def _run(
-    select: Select, triples: int, shapes: rdflib.Graph | None, checks: Sequence[Check]
+    select: Select,
+    triples: int,
+    shapes: rdflib.Graph | None,
+    checks: Sequence[Check],
+    progress: Progress | None = None,
 ) -> Report:
     return run_checks(
         select,
@@ -201,6 +205,7 @@ def _run(
         shapes=shapes_graph() if shapes is None else shapes,
         ontology=ontology_graph() if shapes is None else rdflib.Graph(),
         checks=checks,
+        progress=progress,
     )
 
 
@@ -249,8 +254,10 @@ def validate_store(
     *,
     engine: str = "sparql",
     shapes: rdflib.Graph | None = None,
+    progress: Progress | None = None,
 ) -> Report:
-    """Validate a store's data graphs (all but the ontology graph, unless `graphs`)."""
+    """Validate a store's data graphs (all but the ontology graph, unless `graphs`);
+    `progress` hears (stage, done, total) as the sparql engine's checks run."""
     names = (
         list(graphs)
         if graphs is not None
@@ -280,6 +287,7 @@ def validate_store(
         triples,
         shapes,
         checks,
+        progress,
     )
 
 

@@ -21,7 +21,7 @@ import dataclasses
 import datetime as dt
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from pyoxigraph import Literal, NamedNode, Quad
@@ -245,8 +245,8 @@ def forecast(
     *,
     ticker: str,
     day: dt.date,
-    llm: LLM,
-    retriever: SequenceRetriever,
+    llm: LLM | Callable[[], LLM],
+    retriever: SequenceRetriever | Callable[[], SequenceRetriever],
     config: MovementConfig | None = None,
     progress: Progress | None = None,
     head: str = "prior",
@@ -254,14 +254,21 @@ def forecast(
     """`finkg forecast`: build the query, load its pool, predict and write (docstring),
     deciding with the latest stored `head` of the movement job fitted as of the decision
     or before (`benchmarks/movement_decisions.py` writes them); with none stored, or
-    `head="none"`, the raw argmax of the scores decides."""
+    `head="none"`, the raw argmax of the scores decides.
+
+    `llm` and `retriever` may be given as functions that open them: they are called only
+    once the ticker and the date have been checked (loading a model takes tens of seconds,
+    and an unknown ticker should not wait for it)."""
     config = config or MovementConfig()
-    if retriever.name not in RETRIEVERS:
-        raise InputError("unknown retriever", field="--retriever", value=retriever.name)
     if head not in KINDS:
         raise InputError("unknown decision head", field="--head", value=head, hint=f"use {KINDS}")
     query = build_query(store, ticker, day)
+    if callable(retriever):
+        retriever = retriever()
+    if retriever.name not in RETRIEVERS:
+        raise InputError("unknown retriever", field="--retriever", value=retriever.name)
     stored = head_as_of(store, "movement", head, query.decision) if head != "none" else None
     chosen = Head(stored["head"], stored["head_state"]) if stored else None
     pool = config.pool(store, query.decision, progress)
+    llm = llm() if callable(llm) else llm
     return predict(store, query, pool, llm=llm, retriever=retriever, config=config, head=chosen)

@@ -3,6 +3,8 @@ bank they can come from, and the reranker they are ranked by.
 
 Entry points (what `finkg ask`, `finkg bank` and `finkg train-reranker` call):
 
+- `setup.answer` (`finkg ask`: the inputs checked, then `setup.open_qa`, then one
+  `ask.QA.ask`);
 - `setup.open_qa` (the store's indexes, reader, reranker and bank matcher, opened) and
   `ask.QA.ask` (one question in, one checked `fkg:Answer` out);
 - `setup.resolve_company` (a ticker to its company node);

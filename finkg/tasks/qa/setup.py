@@ -5,6 +5,8 @@ matcher. The CLI and the benchmark both answer through here.
 
 from __future__ import annotations
 
+import datetime as dt
+from collections.abc import Callable
 from pathlib import Path
 
 from pyoxigraph import NamedNode
@@ -21,6 +23,7 @@ from finkg.retrieval.persist import Progress
 from finkg.retrieval.rerank import LLMReranker, Reranker
 from finkg.retrieval.trained import MANIFEST
 from finkg.tasks.qa.ask import QA, QAConfig
+from finkg.tasks.qa.types import Asked
 
 RERANKERS = ("auto", "cross", "llm", "none")
 
@@ -97,3 +100,28 @@ def open_qa(
         matcher=Matcher(embedder),
         config=config or QAConfig(),
     )
+
+
+def answer(
+    store: BaseStore,
+    settings: Settings,
+    question: str,
+    *,
+    as_of: dt.datetime,
+    company: str | None = None,
+    rerank: str = "auto",
+    config: QAConfig | None = None,
+    stage: Callable[[str], None] | None = None,
+) -> Asked:
+    """`finkg ask`: the inputs checked first (the ticker, the reranker's name), then the
+    indexes, reader and reranker opened (tens of seconds), then one answer, written."""
+    say = stage or (lambda _: None)
+    node = resolve_company(store, company)
+    if rerank not in RERANKERS:
+        raise InputError(
+            "unknown reranker", field="--rerank", value=rerank, hint=", ".join(RERANKERS)
+        )
+    say("opening indexes and reader")
+    qa = open_qa(store, settings, rerank=rerank, config=config)
+    say("answering")
+    return qa.ask(question, as_of=as_of, company=node)

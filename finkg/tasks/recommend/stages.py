@@ -40,7 +40,7 @@ def retrieve(
         sg.candidates(store, FKG.Transaction, graphs=[graphs[0]], before=as_of, cap=ALL),
         config.transactions,
     )
-    first = sg.select(reader, request, txs, cache=cache)  # type: ignore[arg-type]
+    first = sg.select(reader, request, txs, cache=cache, window=config.n_ctx)  # type: ignore[arg-type]
     personal = _stage(store, "personal", first, first.selected, graphs, as_of)
     summaries = _newest(
         sg.candidates(store, FKG.PriceSummary, graphs=[graphs[1]], before=as_of, cap=ALL),
@@ -51,9 +51,9 @@ def retrieve(
         [*summaries, *assets], total=summaries.total + assets.total, kind="PriceSummary, Asset"
     )
     if config.variant == "multi":
-        second = _select_in_context(reader, request, market_list, personal, cache)
+        second = _select_in_context(reader, request, market_list, personal, cache, config.n_ctx)
     else:
-        second = sg.select(reader, request, market_list, cache=cache)  # type: ignore[arg-type]
+        second = sg.select(reader, request, market_list, cache=cache, window=config.n_ctx)  # type: ignore[arg-type]
     market = _stage(store, "market", second, second.selected, graphs, as_of)
     return [personal, market]
 
@@ -64,14 +64,22 @@ def _select_in_context(
     candidates: sg.Candidates,
     personal: Stage,
     cache: OutputCache | None,
+    window: int,
 ) -> sg.Selection:
-    """The market selection with the personal subgraph as its context. When the prompt
-    passes the reader's window, the context keeps the newest half of its nodes, again until
-    it fits (the reader itself says when it does not: nothing is estimated)."""
+    """The market selection with the personal subgraph as its context. The listing is cut
+    to fit beside it (`sg.select`); when not even one candidate fits, the context keeps the
+    newest half of its nodes, again until the prompt fits (the reader says when it does not)."""
     nodes = personal.nodes
     while True:
         try:
-            return sg.select(reader, request, candidates, context=node_text(nodes), cache=cache)  # type: ignore[arg-type]
+            return sg.select(
+                reader,  # type: ignore[arg-type]
+                request,
+                candidates,
+                context=node_text(nodes),
+                cache=cache,
+                window=window,
+            )
         except ContextOverflow:
             if not nodes:
                 raise

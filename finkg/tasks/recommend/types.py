@@ -13,6 +13,7 @@ from typing import Any
 from pyoxigraph import NamedNode, Triple
 
 from finkg.errors import InputError
+from finkg.reader.budget import context_window, count_tokens
 from finkg.reader.llm import LLM, Message
 from finkg.reader.read import ReadResult
 from finkg.reader.schemas import Recommendation
@@ -32,7 +33,8 @@ class RecommendConfig:
     variant: str = "multi"
     transactions: int = 40  # PTR: the customer's newest transactions listed
     summaries: int = 30  # MR: the newest ten-week summaries listed (every asset is listed too)
-    n_ctx: int = 4096  # the reader's context window when it does not say (full baseline)
+    n_ctx: int = 8192  # the window the reader is opened with (capped at what it was trained
+    # for), and assumed for one that does not say; 4,096 cut the final prompt to 3 of 23 nodes
     max_tokens: int = 640  # for the recommendation reply (three bounded picks fit)
     request: str = DEFAULT_REQUEST
 
@@ -105,6 +107,10 @@ class Recording:
         self.llm = llm
         self.model_id = llm.model_id
         self.prompts: list[list[Message]] = []
+        self.n_ctx = context_window(llm)  # None when the reader does not say
+
+    def count_tokens(self, messages: Sequence[Message]) -> int:
+        return count_tokens(self.llm, messages)
 
     def generate(self, messages: Sequence[Message], schema: Any = None, **kw: Any) -> Any:
         self.prompts.append(list(messages))

@@ -11,7 +11,7 @@ from typing import Any
 from pyoxigraph import NamedNode, Triple
 
 from finkg.kg.export import to_jsonld
-from finkg.reader.llm import LLM, Message
+from finkg.reader.budget import context_window, count_tokens, largest
 from finkg.reader.read import MAX_REPAIRS, prompt
 from finkg.retrieval import subgraph as sg
 from finkg.tasks.recommend.types import RecommendConfig, Recording, Stage, node_text
@@ -57,10 +57,10 @@ def _fit(
     assets: sg.Candidates,
 ) -> int:
     """How many of `ordered` fit the context window beside the prompt and the reply."""
-    window = getattr(reader.llm, "n_ctx", None) or config.n_ctx
+    window = context_window(reader, config.n_ctx)
     # room for the reply and for the two repairs read() may send (each adds the failed
     # reply and a short correction to the prompt)
-    budget = int(window) - (1 + MAX_REPAIRS) * config.max_tokens - 150 * MAX_REPAIRS
+    room = int(window) - (1 + MAX_REPAIRS) * config.max_tokens - 150 * MAX_REPAIRS  # type: ignore[arg-type]
     template = prompt("recommend")
 
     def fits(k: int) -> bool:
@@ -68,18 +68,9 @@ def _fit(
         p = [n for n in head if n["id"] in personal_ids]
         m = [n for n in head if n["id"] not in personal_ids]
         values = final_values(config, customer, profile, as_of, _Texts(p), _Texts(m), assets)
-        return count_tokens(reader.llm, template.render(values)) <= budget
+        return count_tokens(reader, template.render(values)) <= room
 
-    lo, hi = 0, len(ordered)
-    if fits(hi):
-        return hi
-    while lo < hi:  # the largest k that fits
-        mid = (lo + hi + 1) // 2
-        if fits(mid):
-            lo = mid
-        else:
-            hi = mid - 1
-    return lo
+    return largest(len(ordered), fits)
 
 
 @dataclass
@@ -88,14 +79,6 @@ class _Texts:
 
     def text(self) -> str:
         return node_text(self.nodes)
-
-
-def count_tokens(llm: LLM, messages: list[Message]) -> int:
-    """The reader's own count when it has one, else about three characters a token."""
-    count = getattr(llm, "count_tokens", None)
-    if callable(count):
-        return int(count(messages))
-    return sum(len(m["content"]) for m in messages) // 3 + 1
 
 
 def final_values(
