@@ -155,3 +155,49 @@ def test_ask_refuses_an_unknown_company_before_opening_indexes(run, monkeypatch)
     result = run("ask", "What was revenue?", "--company", "NOPE")
     assert result.exit_code == 2, result.output
     assert "no company with this ticker" in result.output and "'NOPE'" in result.output
+
+
+def test_the_impact_table_shows_whole_variants_and_the_days_rank_ic_rests_on(monkeypatch) -> None:
+    """`finkg demo --impact` cut "shuffled-labels" to "shuffled-labe…" in 80 columns and
+    showed rank IC 0.333 for every variant without saying it rested on two days."""
+    import io
+
+    from rich.console import Console
+
+    from finkg.cli import demo as demo_cli
+    from finkg.cli import support
+    from finkg.tasks.impact.demo import DemoImpact, VariantRow
+
+    screen = io.StringIO()
+    terminal = Console(file=screen, force_terminal=True, width=80, color_system=None)
+    monkeypatch.setattr(support, "out", terminal)
+    monkeypatch.setattr(demo_cli, "out", terminal)
+    rows = [
+        VariantRow(
+            variant=name,
+            predictions=61,
+            labelled=183,
+            macro_f1=0.3,
+            non_neutral_f1=0.2,
+            rank_ic=1 / 3,
+            rank_ic_days=2,
+            citation_rate=0.5,
+        )
+        for name in ("static", "cited", "shuffled-labels")
+    ]
+    found = DemoImpact(
+        reader="rule-analyst",
+        test="2019-11-07..2019-12-19",
+        validation="2019-09-19..2019-11-06",
+        memory={"kappa": 5.0},
+        variants=rows,
+        portfolios=[],
+        report="r.md",
+        equity_curve="e.png",
+    )
+    demo_cli._print_impact(found)
+    shown = screen.getvalue()
+    assert "…" not in shown, shown
+    assert "│ shuffled-labels " in shown, shown
+    assert shown.count("│ 0.333 │ 2    │") == 3, shown
+    assert max(len(line) for line in shown.splitlines()) <= 80

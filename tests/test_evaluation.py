@@ -17,7 +17,14 @@ from finkg.evaluation.backtest import (
     returns_panel,
     sleeves,
 )
-from finkg.evaluation.metrics import Scored, macro_f1, non_neutral_f1, rank_ic, ticker_days
+from finkg.evaluation.metrics import (
+    Scored,
+    macro_f1,
+    non_neutral_f1,
+    rank_ic,
+    rank_ic_days,
+    ticker_days,
+)
 
 D = [dt.date(2020, 5, d) for d in (4, 5, 6, 7, 8, 11, 12)]
 
@@ -43,6 +50,21 @@ def test_rank_ic_is_the_daily_spearman_averaged() -> None:
     assert rank_ic(perfect + inverse) == pytest.approx(0.0)
     two = [Scored(t, D[2], 1, p, 0, z) for t, p, z in [("A", 1, 1.0), ("B", -1, -1.0)]]
     assert math.isnan(rank_ic(two))  # fewer than three tickers: no cross-section
+
+
+def test_rank_ic_says_how_many_days_it_rests_on() -> None:
+    """`finkg demo --impact` showed rank IC 0.333 for every variant: on its 4 tickers only
+    two days had three predicted, so it was two Spearman values of three points each."""
+    perfect = [
+        Scored(t, D[0], h, p, 0, z)
+        for t, p, z in [("A", 1, 2.0), ("B", 0, 0.1), ("C", -1, -1.0)]
+        for h in (1, 3)
+    ]
+    two = [Scored(t, D[2], 1, p, 0, z) for t, p, z in [("A", 1, 1.0), ("B", -1, -1.0)]]
+    flat = [Scored(t, D[1], 1, 0, 0, z) for t, z in [("A", 1.0), ("B", 0.0), ("C", -1.0)]]
+    assert rank_ic_days(perfect) == 1
+    assert rank_ic_days(perfect + two + flat) == 1  # two tickers, no spread: no cross-section
+    assert rank_ic_days(two) == 0 and rank_ic_days([]) == 0
 
 
 def test_f1s_per_horizon() -> None:

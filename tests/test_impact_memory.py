@@ -68,6 +68,14 @@ def test_every_variant_reads_the_same_anchors(results) -> None:
     assert len({found[v].labelled for v in VARIANTS}) == 1
 
 
+def test_the_rank_ic_shown_says_how_many_days_it_rests_on(results) -> None:
+    """Rank IC read 0.333 for every variant: it rested on two days of three tickers."""
+    job, _, _ = results
+    for v in job.variants:
+        assert 0 <= v.rank_ic_days < 30  # 30 test sessions; 4 tickers rarely make 3 a day
+    assert all(f"({v.rank_ic_days} d)" in Path(job.report).read_text() for v in job.variants)
+
+
 def test_the_report_names_the_reader_and_every_variant(results) -> None:
     job, _, _ = results
     report = Path(job.report).read_text()

@@ -97,7 +97,9 @@ def _print_impact(r: Any) -> None:
             f"class weights from {r.validation}, reader {r.reader}, memory {r.memory}",
         )
     )
-    table = Table("variant", "predictions", "labelled", "macro-F1", "non-neutral F1", "rank IC")
+    table = Table(
+        "variant", "predicted", "labelled", "macro\nF1", "non-neutral\nF1", "rank\nIC", "IC\ndays"
+    )
     for v in r.variants:
         table.add_row(
             v.variant,
@@ -106,8 +108,14 @@ def _print_impact(r: Any) -> None:
             f"{v.macro_f1:.3f}",
             f"{v.non_neutral_f1:.3f}",
             f"{v.rank_ic:.3f}",
+            str(v.rank_ic_days),
         )
     print_table(table)
+    out.print(
+        "rank IC: the mean daily Spearman correlation of the signals with the residual returns "
+        "over the days with three tickers or more predicted (IC days); on a few days it is "
+        "mostly noise."
+    )
     table = Table("strategy", "annual return", "Sharpe", "max drawdown", title="top-10 portfolio")
     for p in r.portfolios:
         table.add_row(

@@ -84,25 +84,43 @@ def ticker_days(rows: Iterable[Scored]) -> list[Scored]:
     return out
 
 
-def rank_ic(rows: Iterable[Scored], horizon: int | None = None) -> float:
-    """Mean daily cross-sectional Spearman correlation of ticker-day signals with z."""
+def _cross_sections(
+    rows: Iterable[Scored], horizon: int | None
+) -> dict[int, dict[dt.date, tuple[np.ndarray, np.ndarray]]]:
+    """Per horizon, the days with a cross-section to rank: three tickers or more, and
+    spread in both the signals and z."""
     stock_days = ticker_days(rows)
     horizons = sorted({r.horizon for r in stock_days}) if horizon is None else [horizon]
-    per_h = []
+    found: dict[int, dict[dt.date, tuple[np.ndarray, np.ndarray]]] = {}
     for h in horizons:
         by_day: dict[dt.date, list[Scored]] = defaultdict(list)
         for r in stock_days:
             if r.horizon == h:
                 by_day[r.day].append(r)
-        daily = []
-        for g in by_day.values():
+        found[h] = {}
+        for day, g in by_day.items():
             pred = np.array([r.predicted for r in g], dtype=float)
             z = np.array([r.z for r in g], dtype=float)
             if len(g) >= 3 and pred.std() > 0 and z.std() > 0:
-                daily.append(float(spearmanr(pred, z).statistic))
-        if daily:
-            per_h.append(statistics.fmean(daily))
+                found[h][day] = (pred, z)
+    return found
+
+
+def rank_ic(rows: Iterable[Scored], horizon: int | None = None) -> float:
+    """Mean daily cross-sectional Spearman correlation of ticker-day signals with z
+    (`rank_ic_days` says over how many days)."""
+    per_h = [
+        statistics.fmean(float(spearmanr(pred, z).statistic) for pred, z in days.values())
+        for days in _cross_sections(rows, horizon).values()
+        if days
+    ]
     return statistics.fmean(per_h) if per_h else float("nan")
+
+
+def rank_ic_days(rows: Iterable[Scored], horizon: int | None = None) -> int:
+    """How many prediction days `rank_ic` rests on (a day with a cross-section at any
+    horizon): with a few tickers, only the days on which three or more were predicted."""
+    return len({day for days in _cross_sections(rows, horizon).values() for day in days})
 
 
 def citation_rate(cited_counts: Iterable[int]) -> float:
@@ -122,6 +140,7 @@ class VariantResult:
     citation_rate: float
     portfolio: Performance | None  # the §4.4 portfolio of its 3D signals
     audit: ContextAudit  # future-document and near-duplicate anchor rates of its context
+    rank_ic_days: int = 0  # the prediction days rank_ic rests on
 
 
 # --- movement forecasts (paper 001 §4) ------------------------------------------------------

@@ -54,7 +54,8 @@ def event_table(results: Sequence[VariantResult]) -> list[str]:
             f"| {NAMES.get(_base(r.variant), r.variant)} (`{r.variant}`) | {r.predictions} "
             f"| {r.labelled} | {_f(r.non_neutral_f1)} | {_f(r.macro_f1_all)} "
             f"| {_f(r.macro_f1[1])} | {_f(r.macro_f1[3])} | {_f(r.macro_f1[5])} "
-            f"| {_f(r.rank_ic)} | {_f(r.citation_rate, 2)} | {r.audit.future_rate:.2%} "
+            f"| {_f(r.rank_ic)} ({r.rank_ic_days} d) | {_f(r.citation_rate, 2)} "
+            f"| {r.audit.future_rate:.2%} "
             f"| {r.audit.near_duplicate_rate:.2%} | {ref} |"
         )
     return lines

@@ -81,6 +81,7 @@ class VariantRow(BaseModel):
     macro_f1: float
     non_neutral_f1: float
     rank_ic: float
+    rank_ic_days: int  # the prediction days it rests on (three tickers or more predicted)
     citation_rate: float
 
 
@@ -211,6 +212,7 @@ def _variant_row(r: VariantResult) -> VariantRow:
         macro_f1=r.macro_f1_all,
         non_neutral_f1=r.non_neutral_f1,
         rank_ic=r.rank_ic,
+        rank_ic_days=r.rank_ic_days,
         citation_rate=r.citation_rate,
     )
 

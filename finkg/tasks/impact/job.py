@@ -30,6 +30,7 @@ from finkg.evaluation.metrics import (
     macro_f1,
     non_neutral_f1,
     rank_ic,
+    rank_ic_days,
 )
 from finkg.kg.calendar import MarketCalendar
 from finkg.kg.iri import readable_keys
@@ -202,6 +203,7 @@ def evaluate(
         macro_f1_all=sum(macro_f1(scored, h) for h in HORIZONS) / len(HORIZONS),
         non_neutral_f1=non_neutral_f1(scored),
         rank_ic=rank_ic(scored),
+        rank_ic_days=rank_ic_days(scored),
         citation_rate=citation_rate(cited.values()),
         portfolio=perf,
         audit=audit(_context_uses(store, values), vectors.vectors, threshold=near_duplicate),
