@@ -75,7 +75,7 @@ def test_a_missing_store_is_an_input_error(run, tmp_path: Path, argv: list[str])
 LONG_TEXT = ("a long literal " * 20).strip()
 LONG_TTL = f"""@prefix ex: <https://example.org/a/rather/long/path/that/a/table/would/cut/> .
 @prefix fkg: <https://w3id.org/finkg/ns#> .
-ex:first-node-with-a-long-name a fkg:Company ; fkg:ticker "ZQAW" ;
+ex:first-node-with-a-long-name a ex:ListedThing ; fkg:ticker "ZQAW" ;
     fkg:text "{LONG_TEXT}" .
 """
 
@@ -99,7 +99,8 @@ def test_report_tables_piped_to_another_program_are_not_cut(run, tmp_path: Path)
     data = tmp_path / "long.ttl"
     data.write_text(LONG_TTL)
     run("init")
-    run("ingest", "rdf", str(data), "--graph", "users/A-CUSTOMER-WITH-A-VERY-LONG-IDENTIFIER-X")
+    graph = "users/A-CUSTOMER-WITH-A-VERY-LONG-IDENTIFIER-X"
+    assert run("ingest", "rdf", str(data), "--graph", graph).exit_code == 0
     result = run("stats")
     assert result.exit_code == 0, result.output
     assert "…" not in result.stdout
