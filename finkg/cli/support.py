@@ -57,7 +57,12 @@ def print_table(table: Table) -> None:
         out.print(table)
         return
     natural = Measurement.get(out, out.options.update_width(1_000_000), table).maximum
-    out.print(table, width=max(natural, out.width))
+    width = out.width  # print(width=) cannot widen past the console's own width
+    out.width = max(natural, width)
+    try:
+        out.print(table)
+    finally:
+        out.width = width
 
 
 class FinkgClickError(click.ClickException):
