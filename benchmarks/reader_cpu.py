@@ -25,6 +25,7 @@ from pathlib import Path
 
 from finkg.config import Settings
 from finkg.reader.backends import _local
+from finkg.reader.cpu import cpu_flags
 
 REPORTS = Path(__file__).resolve().parent / "reports"
 TEXT = (
@@ -39,13 +40,6 @@ def cpu_name() -> str:
         if line.startswith("model name"):
             return line.split(":", 1)[1].strip()
     return platform.processor() or platform.machine()
-
-
-def cpu_flags() -> set[str]:
-    for line in Path("/proc/cpuinfo").read_text().splitlines():
-        if line.startswith("flags"):
-            return set(line.split(":", 1)[1].split())
-    return set()
 
 
 def measure(model: str, threads: int, repeats: int, prompt_len: int, reply_len: int) -> dict:
@@ -72,8 +66,8 @@ def measure(model: str, threads: int, repeats: int, prompt_len: int, reply_len: 
             f.split(" : ")[-1].split(" = ")[0] for f in info.split(" | ") if f.endswith("= 1")
         ),
         "cpu": cpu_name(),
-        "cpu_has_avx512": "avx512f" in cpu_flags(),
-        "cpu_has_amx": "amx_tile" in cpu_flags(),
+        "cpu_has_avx512": "avx512f" in (cpu_flags() or set()),
+        "cpu_has_amx": "amx_tile" in (cpu_flags() or set()),
         "model": model,
         "threads": threads,
         "repeats": repeats,
