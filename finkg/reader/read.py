@@ -16,9 +16,11 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import sqlite3
 import string
 import threading
+import time
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from functools import cache
@@ -33,6 +35,7 @@ from finkg.reader.llm import LLM, ContextOverflow, Generation, Message, messages
 from finkg.reader.schemas import (
     Answer,
     EntitySelection,
+    ImpactCitation,
     ImpactPrediction,
     Recommendation,
 )
@@ -144,6 +147,52 @@ def _generate(
     if cache is not None:
         cache.put(key, g)
     return g
+
+
+@dataclass(frozen=True)
+class OptionScores:
+    """A class decision's raw material: the log-probability of each option as the whole
+    reply (`LLM.score`), with what the read cost."""
+
+    logprobs: dict[str, float]
+    prompt_hash: str  # the messages' and options' hash (the cache key without the backend)
+    tokens_in: int
+    seconds: float
+    cached: bool
+
+    def probabilities(self) -> dict[str, float]:
+        """The options' probabilities among themselves (a softmax of the log-probabilities)."""
+        top = max(self.logprobs.values())
+        weights = {k: math.exp(v - top) for k, v in self.logprobs.items()}
+        total = sum(weights.values())
+        return {k: w / total for k, w in weights.items()}
+
+
+def score_options(
+    llm: LLM,
+    messages: list[Message],
+    options: list[str],
+    *,
+    cache: OutputCache | None = None,
+) -> OptionScores:
+    """`llm.score(messages, options)`, cached like replies: by the model, the exact
+    messages and options, and the backend's scoring version (`scoring`) where it has one.
+    A hit is the answer a read would give, and is marked `cached` (never counted as a read)."""
+    digest = messages_hash(messages, {"options": list(options)})
+    key = f"{digest}/score"
+    if scoring := getattr(llm, "scoring", ""):
+        key = f"{key}/{scoring}"
+    if cache is not None and (hit := cache.get(llm.model_id, key)) is not None:
+        return OptionScores(json.loads(hit.text), digest, hit.tokens_in, hit.seconds, True)
+    started = time.perf_counter()
+    logprobs = llm.score(messages, options)
+    seconds = time.perf_counter() - started
+    counter = getattr(llm, "count_tokens", None)
+    tokens = int(counter(messages)) if callable(counter) else 0
+    if cache is not None:
+        text = json.dumps(logprobs, sort_keys=True)
+        cache.put(key, Generation(text, llm.model_id, tokens, 0, seconds))
+    return OptionScores(dict(logprobs), digest, tokens, seconds, False)
 
 
 CITATION_FIELDS = frozenset({"ids", "citations", "citation", "evidence", "selected"})
@@ -270,6 +319,8 @@ def check_citations(output: BaseModel, allowed: set[str]) -> tuple[BaseModel, li
     elif isinstance(output, Recommendation):
         for rec in data["recommendations"]:
             rec["evidence"] = keep(rec["evidence"])
+    elif isinstance(output, ImpactCitation):
+        data["ids"] = keep(data["ids"])
     elif isinstance(output, EntitySelection):
         data["selected"] = keep(data["selected"])
     return type(output).model_validate(data), list(dict.fromkeys(kept)), dropped

@@ -5,7 +5,9 @@ it reads the retrieved evidence in the order given (the ranking is the retrieval
 whole say), trusts only items dated within the last week, takes the first one with a
 directional cue (a filing raising or lowering guidance; news whose shares rose or fell, or
 that calls something a clear positive or negative), predicts that direction at every
-horizon and cites it; with nothing directional it predicts 0 and cites nothing. It never
+horizon and cites it; with nothing directional it predicts 0 and cites nothing. Asked to
+score the options of a scored prompt (`tasks/impact/scoring.py`), it gives the option of
+that direction probability 0.9 and each other 0.05; asked for citations, the same id. It never
 sees prices or labels, and it reads the anchor's headline only as the event, not as a cue.
 
 It is the frozen reader of the demo and of the tests: because it follows the best-ranked
@@ -19,6 +21,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import math
 import re
 from collections.abc import Sequence
 
@@ -41,21 +44,32 @@ def cue(text: str) -> int:
     return 1 if UP.search(text) else -1 if DOWN.search(text) else 0
 
 
-def respond(messages: Sequence[Message]) -> str:
-    """The JSON reply to one rendered impact prompt."""
-    user = messages[-1]["content"]
+CITE_QUESTION = "Which evidence items"  # the impact_cite template's question
+OPTION_OF = {1: "up", 0: "neutral", -1: "down"}
+CHOSEN, OTHER = math.log(0.9), math.log(0.05)
+
+
+def _rule(user: str) -> tuple[int, list[str], str]:
+    """The rule's direction, the id it rests on, and why, for one rendered impact prompt."""
     day = DAY.search(user)
     today = dt.date.fromisoformat(day.group(1)) if day else dt.date.max
-    value, ids, why = "0", [], "no recent directional evidence"
     for line in user.splitlines():
         m = LINE.match(line)
         if not m or (today - dt.date.fromisoformat(m.group(2))).days > RECENT_DAYS:
             continue
         direction = cue(m.group(3))
         if direction:
-            value = "+1" if direction > 0 else "-1"
-            ids, why = [m.group(1)], f"{m.group(1)} is recent and directional"
-            break
+            return direction, [m.group(1)], f"{m.group(1)} is recent and directional"
+    return 0, [], "no recent directional evidence"
+
+
+def respond(messages: Sequence[Message]) -> str:
+    """The JSON reply to one rendered impact prompt (or citation prompt)."""
+    user = messages[-1]["content"]
+    direction, ids, why = _rule(user)
+    if CITE_QUESTION in user:
+        return json.dumps({"ids": ids})
+    value = {1: "+1", 0: "0", -1: "-1"}[direction]
     signal = {"signal": value, "ids": ids, "reason": why}
     return json.dumps(
         {
@@ -66,6 +80,14 @@ def respond(messages: Sequence[Message]) -> str:
     )
 
 
+def score(messages: Sequence[Message], options: Sequence[str]) -> dict[str, float]:
+    """The options' log-probabilities for a scored impact prompt: the rule's direction at
+    probability 0.9, each other option at 0.05 (the rule is the same at every horizon)."""
+    direction, _, _ = _rule(messages[-1]["content"])
+    chosen = OPTION_OF[direction]
+    return {o: CHOSEN if o == chosen else OTHER for o in options}
+
+
 def rule_analyst() -> ScriptedLLM:
     """The rule-following reader behind the LLM protocol (module docstring)."""
-    return ScriptedLLM(respond=respond, model_id=MODEL_ID)
+    return ScriptedLLM(respond=respond, scores=score, model_id=MODEL_ID)
