@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+from dataclasses import dataclass
 
 from pyoxigraph import Literal, NamedNode, Quad
 
@@ -18,6 +19,14 @@ from finkg.shapes.validate import validate_quads
 from finkg.tasks.heads import HeadState
 
 JSON = NamedNode("http://www.w3.org/1999/02/22-rdf-syntax-ns#JSON")
+
+
+@dataclass(frozen=True)
+class Head:
+    """A decision head an output used: its IRI in the memory graph and its state."""
+
+    iri: NamedNode
+    state: HeadState
 
 
 def head_iri(store: BaseStore, task: str, state: HeadState) -> NamedNode:

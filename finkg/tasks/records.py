@@ -25,8 +25,12 @@ def impact_quads(
     as_of: dt.datetime,
     ids: Mapping[str, NamedNode],
     graph: NamedNode,
+    probabilities: Mapping[int, Mapping[str, float]] | None = None,
+    decided_by: Mapping[int, NamedNode] | None = None,
 ) -> list[Quad]:
-    """An fkg:ImpactPrediction with one fkg:HorizonSignal per horizon."""
+    """An fkg:ImpactPrediction with one fkg:HorizonSignal per horizon; a scored decision's
+    signals carry the options' probabilities (`up`, `neutral`, `down`) and the head that
+    decided."""
     q = common.Quads(graph)
     uncertainty = prediction.main_uncertainty  # empty from a compact reply, then not written
     q.node(
@@ -48,6 +52,16 @@ def impact_quads(
             *(((FKG.reason, Literal(signal.reason)),) if signal.reason else ()),
             *((FKG.cites, ids[i]) for i in signal.ids if i in ids),
         )
+        if probabilities is not None:
+            p = probabilities[horizon]
+            q.node(
+                node,
+                (FKG.upProbability, common.double(p["up"])),
+                (FKG.neutralProbability, common.double(p["neutral"])),
+                (FKG.downProbability, common.double(p["down"])),
+            )
+        if decided_by and horizon in decided_by:
+            q.node(node, (FKG.decidedBy, decided_by[horizon]))
     return q.items
 
 

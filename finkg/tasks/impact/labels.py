@@ -3,6 +3,7 @@ validation weights, the prequential feedback and the benchmarks all label with."
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Sequence
 
 from finkg.errors import InputError
@@ -18,15 +19,28 @@ def load_prices(
 ) -> PriceTable:
     """The adjusted closes labels need for `anchors` (every ticker and the proxy); an
     empty table for no anchors, an InputError when the proxy has no bars in the span."""
-    if not anchors:
+    return prices_for(
+        store, [(a.ticker, a.prediction_day) for a in anchors], proxy=proxy, calendar=calendar
+    )
+
+
+def prices_for(
+    store: BaseStore,
+    decisions: Sequence[tuple[str, dt.date]],
+    *,
+    proxy: str,
+    calendar: MarketCalendar,
+) -> PriceTable:
+    """`load_prices` for (ticker, prediction day) pairs."""
+    if not decisions:
         return PriceTable({})
     first, last = span_needed(
         calendar,
-        min(a.prediction_day for a in anchors),
-        max(a.prediction_day for a in anchors),
+        min(day for _, day in decisions),
+        max(day for _, day in decisions),
         horizon=max(HORIZONS),
     )
-    prices = PriceTable.load(store, {a.ticker for a in anchors} | {proxy}, first=first, last=last)
+    prices = PriceTable.load(store, {t for t, _ in decisions} | {proxy}, first=first, last=last)
     if prices.series[proxy].empty:
         raise InputError(
             f"the market proxy has no prices from {first} to {last}",

@@ -17,11 +17,16 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from pyoxigraph import NamedNode, Quad
 
 from finkg.errors import InputError
+from finkg.evaluation.baselines import prior_z
+from finkg.evaluation.labels import PriceTable
+from finkg.kg.calendar import MarketCalendar
 from finkg.kg.derive.cards import market_card
 from finkg.kg.iri import mint
 from finkg.kg.outputs import RunRecord, Used, run_iri, write_output
@@ -29,7 +34,7 @@ from finkg.kg.store import BaseStore
 from finkg.ontology.terms import FKG, PROV
 from finkg.reader.llm import LLM
 from finkg.reader.read import OutputCache, ReadResult, prompt, read
-from finkg.reader.schemas import ImpactCompact, ImpactPrediction
+from finkg.reader.schemas import HorizonSignal, ImpactCompact, ImpactPrediction, ImpactSignals
 from finkg.retrieval.live import node_texts
 from finkg.retrieval.memory import (
     MemoryParams,
@@ -41,14 +46,26 @@ from finkg.retrieval.memory import (
     rerank,
 )
 from finkg.retrieval.pools import Pool, PoolSpec, TextSource, VectorSource, build_pool
+from finkg.tasks.head_records import Head
+from finkg.tasks.heads import KINDS
 from finkg.tasks.impact.anchors import Anchor
+from finkg.tasks.impact.scoring import (
+    FEATURES,
+    Scored,
+    anchor_features,
+    cited_ids,
+    score_anchor,
+)
 from finkg.tasks.records import impact_quads
 
-# the reply forms: the prompt template and the output contract each asks for
+# the generated reply forms: the prompt template and the output contract each asks for;
+# "scored" decides by the options' log-probabilities and a decision head (`scoring`)
 REPLIES: dict[str, tuple[str, type[ImpactPrediction] | type[ImpactCompact]]] = {
     "full": ("impact", ImpactPrediction),
     "compact": ("impact_compact", ImpactCompact),
 }
+SCORED = "scored"
+REPLY_FORMS = (SCORED, *REPLIES)
 SHORT = {FKG.News: ("N", "News"), FKG.SecFiling: ("F", "SEC Filing")}
 OTHER_FAMILY = ("D", "Document")
 
@@ -60,14 +77,28 @@ class ImpactConfig:
     proxy: str = "QQQ"
     snippet_chars: int = 600
     max_tokens: int = 768
-    reply: str = "full"  # or "compact": signals and one citation list, no prose (REPLIES)
+    # "scored" (the options' log-probabilities through `head`, and a short citation reply),
+    # or a generated reply: "full" (signals, reasons, prose) or "compact" (signals and one
+    # citation list); see REPLIES
+    reply: str = SCORED
+    head: str = "prior"  # the decision head of a scored reply (`tasks.heads.KINDS`)
 
     def __post_init__(self) -> None:
         if self.snippet_chars < 50:
             raise InputError("must be at least 50", field="snippet_chars", value=self.snippet_chars)
-        if self.reply not in REPLIES:
+        if self.reply not in REPLY_FORMS:
             raise InputError(
-                "unknown reply form", field="reply", value=self.reply, hint="use full or compact"
+                "unknown reply form",
+                field="reply",
+                value=self.reply,
+                hint="use " + ", ".join(REPLY_FORMS),
+            )
+        if self.head not in KINDS:
+            raise InputError(
+                "unknown decision head",
+                field="head",
+                value=self.head,
+                hint="use " + ", ".join(KINDS),
             )
         if not self.proxy:
             raise InputError("a market proxy ticker is needed", field="proxy", value=self.proxy)
@@ -89,6 +120,7 @@ class ImpactConfig:
             "proxy": self.proxy,
             "snippet_chars": self.snippet_chars,
             "reply": self.reply,
+            **({"head": self.head} if self.reply == SCORED else {}),
         }
 
 
@@ -106,6 +138,7 @@ class AnchorInputs:
 
     pool: Pool
     card: str  # the market card's text
+    features: tuple[float, ...] = ()  # the job's own numbers (`scoring.FEATURES`)
 
 
 def anchor_inputs(
@@ -115,7 +148,11 @@ def anchor_inputs(
     texts: TextSource,
     vectors: VectorSource,
     config: ImpactConfig,
+    prices: PriceTable | None = None,
+    calendar: MarketCalendar | None = None,
 ) -> AnchorInputs:
+    """The pool, the card and the features of one anchor; the prior residual z among the
+    features needs `prices` and `calendar` (NaN without them)."""
     pool = build_pool(
         store,
         anchor=anchor.news,
@@ -127,16 +164,37 @@ def anchor_inputs(
         spec=config.pool,
     )
     card = market_card(store, anchor.ticker, anchor.card_last_session, proxy=config.proxy)
-    return AnchorInputs(pool, card.text())
+    z = None
+    if prices is not None and calendar is not None:
+        z = prior_z(prices, anchor.ticker, config.proxy, anchor.prediction_day, calendar=calendar)
+    return AnchorInputs(pool, card.text(), anchor_features(card, anchor.event_type, z))
 
 
 @dataclass(frozen=True)
 class ImpactResult:
     anchor: Anchor
     retrieved: Retrieved
-    read: ReadResult
+    read: ReadResult  # the generated reply (for a scored decision: the citation reply)
     prediction: NamedNode | None  # None when the reply never matched the schema
     ids: dict[str, NamedNode]  # the reader's short ids
+    scored: Scored | None = None  # a scored decision's scores, heads and values
+
+    @property
+    def cached(self) -> bool:
+        """Every read of the anchor was answered by the cache (no read was made)."""
+        return self.scored.cached if self.scored else self.read.cached
+
+    @property
+    def reads(self) -> int:
+        """Reads really made for this anchor and variant."""
+        return self.scored.reads if self.scored else int(not self.read.cached)
+
+    @property
+    def seconds(self) -> float:
+        """The reader's time on the reads it made."""
+        if self.scored:
+            return self.scored.seconds
+        return 0.0 if self.read.cached else self.read.seconds
 
 
 def retrieve(
@@ -214,45 +272,79 @@ def predict(
     cache: OutputCache | None = None,
     timeline: MemoryTimeline | None = None,
     inputs: AnchorInputs | None = None,
+    heads: Mapping[int, Head] | None = None,
 ) -> ImpactResult:
     """Retrieve, read and write one anchor's prediction (module docstring); `inputs` are
-    the anchor's pool and card when the caller built them already."""
+    the anchor's pool, card and features when the caller built them already; `heads` decide
+    a scored reply per horizon (none: the raw argmax), each fitted before the decision."""
     config = config or ImpactConfig()
     started = dt.datetime.now(dt.UTC)
+    heads = heads or {}
+    for h, head in heads.items():
+        if head.state.as_of > anchor.decision_time:
+            raise InputError(
+                "a decision head fitted after the decision would see its future",
+                field=f"head {h}D",
+                value=head.state.as_of.isoformat(),
+            )
     if inputs is None:
         inputs = anchor_inputs(store, anchor, texts=texts, vectors=vectors, config=config)
     retrieved = retrieve(
         store, anchor, pool=inputs.pool, memory=memory, config=config, timeline=timeline
     )
     values, ids = prompt_values(store, anchor, retrieved.context, config, inputs.card)
-    template, contract = REPLIES[config.reply]
-    result = read(
-        llm,
-        prompt(template),
-        values,
-        contract,
-        allowed_ids=set(ids),
-        cache=cache,
-        max_tokens=config.max_tokens,
-    )
-    if result.output is None:
-        return ImpactResult(anchor, retrieved, result, None, ids)
-    if isinstance(result.output, ImpactCompact):
-        result.output = result.output.expanded(anchor.event_label)
+    scored = None
+    if config.reply == SCORED:
+        scored = score_anchor(
+            llm,
+            values,
+            ids=sorted(ids),
+            horizons=config.memory.horizons,
+            features=inputs.features,
+            heads={h: head.state for h, head in heads.items()},
+            cache=cache,
+        )
+        result = scored.citation
+        result.output = _scored_prediction(scored, cited_ids(scored), anchor.event_label)
+        prompt_hash = scored.prompt_hash
+        tokens_in, tokens_out = scored.tokens_in, result.tokens_out
+    else:
+        template, contract = REPLIES[config.reply]
+        result = read(
+            llm,
+            prompt(template),
+            values,
+            contract,
+            allowed_ids=set(ids),
+            cache=cache,
+            max_tokens=config.max_tokens,
+        )
+        if result.output is None:
+            return ImpactResult(anchor, retrieved, result, None, ids)
+        if isinstance(result.output, ImpactCompact):
+            result.output = result.output.expanded(anchor.event_label)
+        prompt_hash, tokens_in, tokens_out = result.prompt_hash, result.tokens_in, result.tokens_out
     variant = memory.name if memory else "static"
     base = store.graphs.base
     output = mint("impact", variant, anchor.news.value, llm.model_id, base=base)
-    run = run_iri(store, "impact", variant, anchor.news.value, result.prompt_hash)
+    run = run_iri(store, "impact", variant, anchor.news.value, prompt_hash)
+    parameters = config.parameters(memory)
+    if scored is not None:
+        parameters |= {
+            "features": dict(zip(FEATURES, _finite(inputs.features), strict=True)),
+            "logprobs": {f"{h}D": s.logprobs for h, s in scored.scores.items()},
+            "heads": {f"{h}D": heads[h].state.sha256 for h in heads},
+        }
     record = RunRecord(
         task="impact",
         model_id=llm.model_id,
         started=started,
         ended=dt.datetime.now(dt.UTC),
-        prompt_hash=result.prompt_hash,
+        prompt_hash=prompt_hash,
         template_hash=result.prompt_sha256,
-        parameters=config.parameters(memory),
-        tokens_in=result.tokens_in,
-        tokens_out=result.tokens_out,
+        parameters=parameters,
+        tokens_in=tokens_in,
+        tokens_out=tokens_out,
         json_valid=result.json_valid,
         invalid_citations=len(result.invalid_citations),
         used=[
@@ -271,10 +363,35 @@ def predict(
             as_of=anchor.decision_time,
             ids=ids,
             graph=graph,
+            probabilities=(
+                {h: s.probabilities() for h, s in scored.scores.items()} if scored else None
+            ),
+            decided_by={h: head.iri for h, head in heads.items()} if scored else None,
         ),
     ]
     if memory is not None:
         quads.append(Quad(run, PROV.used, memory.iri, graph))
         quads += memory_node_quads(memory, store.graphs.memory)
+    if scored is not None:
+        quads += [Quad(run, PROV.used, head.iri, graph) for head in heads.values()]
     write_output(store, record, quads, output=output, run=run, note=f"impact {variant}")
-    return ImpactResult(anchor, retrieved, result, output, ids)
+    return ImpactResult(anchor, retrieved, result, output, ids, scored)
+
+
+def _finite(values: Sequence[float]) -> list[float | None]:
+    """JSON has no NaN: an unknown feature is null."""
+    return [None if math.isnan(v) else v for v in values]
+
+
+def _scored_prediction(scored: Scored, ids: list[str], event_type: str) -> ImpactPrediction:
+    """A scored decision in the prediction contract: each horizon's value, the cited ids."""
+    label = {1: "+1", 0: "0", -1: "-1"}
+
+    def signal(h: int) -> HorizonSignal:
+        return HorizonSignal(signal=label[scored.values[h]], ids=list(ids), reason="")  # type: ignore[arg-type]
+
+    return ImpactPrediction(
+        event_type=event_type,
+        signals=ImpactSignals(d1=signal(1), d3=signal(3), d5=signal(5)),
+        main_uncertainty="",
+    )

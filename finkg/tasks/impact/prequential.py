@@ -24,10 +24,12 @@ from finkg.reader.llm import LLM
 from finkg.reader.read import OutputCache
 from finkg.retrieval.memory import MemoryTimeline, SourceMemory
 from finkg.retrieval.pools import TextSource, VectorSource
+from finkg.tasks.heads import Matured
 from finkg.tasks.impact.anchors import Anchor
 from finkg.tasks.impact.feedback import FeedbackReport, feedback, signals
+from finkg.tasks.impact.head_feed import HeadFeed, LabelBook
 from finkg.tasks.impact.labels import load_prices
-from finkg.tasks.impact.predict import ImpactConfig, ImpactResult, anchor_inputs, predict
+from finkg.tasks.impact.predict import SCORED, ImpactConfig, ImpactResult, anchor_inputs, predict
 
 FEEDBACK_LOOKBACK_SESSIONS = 10  # signals older than this have all matured and been fed back
 
@@ -36,8 +38,10 @@ FEEDBACK_LOOKBACK_SESSIONS = 10  # signals older than this have all matured and 
 class RunSummary:
     predictions: int = 0
     json_invalid: int = 0
-    cached: int = 0  # reads answered by the exact output cache
+    cached: int = 0  # anchors whose every read was answered by the exact output cache
+    reads: int = 0  # reads really made (a scored anchor makes one per horizon and a citation)
     reader_seconds: float = 0.0  # the reader's time on the reads it did
+    head_items: int = 0  # test decisions whose matured labels reached the decision heads
     results: list[ImpactResult] = field(default_factory=list)
     feedback: FeedbackReport = field(default_factory=FeedbackReport)
 
@@ -58,6 +62,7 @@ def run_prequential(
     prices: PriceTable | None = None,
     progress: Callable[[int, int], None] | None = None,
     keep_results: bool = True,
+    history: Mapping[int, Sequence[Matured]] | None = None,
 ) -> RunSummary:
     """Predict every anchor in decision-time order, feeding back matured labels as time passes."""
     name = memory.name if memory is not None else "static"
@@ -76,6 +81,7 @@ def run_prequential(
         prices=prices,
         progress=progress,
         keep_results=keep_results,
+        history=history,
     )[name]
 
 
@@ -110,12 +116,18 @@ def run_together(
     prices: PriceTable | None = None,
     progress: Callable[[int, int], None] | None = None,
     keep_results: bool = True,
+    history: Mapping[int, Sequence[Matured]] | None = None,
 ) -> dict[str, RunSummary]:
     """Several variants over the same anchors, in one pass: anchor by anchor, each variant
     fed back and then asked in turn. Each keeps its own memory, so each sees only its own
     matured feedback, exactly as if run alone; together, the anchor's pool and card are built
     once, the reads of one anchor follow each other, and a reader that keeps a shared prompt
-    opening (the anchor, its card) or an exact reply cache gets them cheaper."""
+    opening (the anchor, its card) or an exact reply cache gets them cheaper.
+
+    A scored reply (`config.reply`) is decided per horizon by each variant's own decision
+    head (`config.head`), started from `history` (the validation period's matured items,
+    `history.validation_history`) and fed the variant's decisions as their labels mature
+    (`head_feed`)."""
     config = config or ImpactConfig()
     ordered = sorted(anchors, key=lambda a: (a.decision_time, a.news.value))
     states = {
@@ -123,8 +135,23 @@ def run_together(
         for name, memory in variants.items()
     }
     learning = [v for v in states.values() if v.memory is not None]
-    if learning and prices is None:
+    scored = config.reply == SCORED
+    if (learning or scored) and prices is None:
         prices = load_prices(store, ordered, proxy=config.proxy, calendar=calendar)
+    feeds: dict[str, HeadFeed] = {}
+    if scored:
+        book = LabelBook(prices, proxy=config.proxy, calendar=calendar)  # type: ignore[arg-type]
+        feeds = {
+            name: HeadFeed(
+                store,
+                name,
+                kind=config.head,
+                horizons=config.memory.horizons,
+                labels=book,
+                history=history,
+            )
+            for name in variants
+        }
     if learning and ordered:
         # predictions an earlier run left that can still mature during this one: from here
         # on the runner names the predictions to feed back instead of searching the store
@@ -162,8 +189,19 @@ def run_together(
                 if report.outcomes:
                     state.timeline.refresh()  # type: ignore[union-attr]
             last_feedback = anchor.decision_time
-        inputs = anchor_inputs(store, anchor, texts=texts, vectors=vectors, config=config)
-        for state in states.values():
+        inputs = anchor_inputs(
+            store,
+            anchor,
+            texts=texts,
+            vectors=vectors,
+            config=config,
+            prices=prices if scored else None,
+            calendar=calendar,
+        )
+        for name, state in states.items():
+            feed = feeds.get(name)
+            if feed is not None:
+                state.summary.head_items += feed.mature(anchor.decision_time)
             result = predict(
                 store,
                 anchor,
@@ -175,14 +213,18 @@ def run_together(
                 cache=cache,
                 timeline=state.timeline,
                 inputs=inputs,
+                heads=feed.at(anchor.decision_time) if feed is not None else None,
             )
             if result.prediction is not None:
                 state.made[result.prediction] = anchor.prediction_day
+            if feed is not None and result.scored is not None:
+                feed.record(anchor, result.scored)
             summary = state.summary
             summary.predictions += result.prediction is not None
             summary.json_invalid += result.prediction is None
-            summary.cached += result.read.cached
-            summary.reader_seconds += 0.0 if result.read.cached else result.read.seconds
+            summary.cached += result.cached
+            summary.reads += result.reads
+            summary.reader_seconds += result.seconds
             if keep_results:
                 summary.results.append(result)
         if progress is not None:

@@ -36,8 +36,8 @@ from finkg.reader.llm import LLM, Message, messages_hash
 from finkg.reader.read import prompt
 from finkg.retrieval.sequence_retrievers import RETRIEVERS, Hit, SequenceRetriever, top_k
 from finkg.retrieval.sequences import Progress, Query, WindowPool, build_query
-from finkg.tasks.head_records import head_as_of
-from finkg.tasks.heads import KINDS, HeadState
+from finkg.tasks.head_records import Head, head_as_of
+from finkg.tasks.heads import KINDS
 
 LABELS = ("rise", "fall")
 EARLIEST = dt.date(1900, 1, 1)
@@ -90,14 +90,6 @@ def query_features(q: Query) -> tuple[float, float]:
     decision head may weigh beside the reader's scores."""
     c = q.closes
     return c[-1] / c[-2] - 1, c[-1] / c[0] - 1
-
-
-@dataclass(frozen=True)
-class Head:
-    """The decision head a forecast used: its IRI in the memory graph and its state."""
-
-    iri: NamedNode
-    state: HeadState
 
 
 @dataclass(frozen=True)

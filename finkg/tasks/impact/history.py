@@ -1,0 +1,120 @@
+"""Stored scored decisions, labelled: what decision heads are fitted on and reports score.
+
+`scored_items` reads one variant's scored horizon signals over a span of prediction days
+from the store (`impact_scored_signals.rq`): each with the raw option log-probabilities and
+the features its run recorded, the value it decided, the anchor's headline and decision
+time, and, where the prices give one, its residual label and the instant it matured.
+`validation_history` turns a validation period's items into the `Matured` items a head
+starts from (`prequential.run_together(history=...)`): the job and the benchmarks fit heads
+on what the store holds, never on a side file.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import math
+from dataclasses import dataclass
+
+from finkg import queries
+from finkg.evaluation.labels import PriceTable, ResidualLabel
+from finkg.kg.calendar import MarketCalendar
+from finkg.kg.iri import readable_keys
+from finkg.kg.store import BaseStore
+from finkg.queries.results import python_value
+from finkg.retrieval.memory import SourceMemory
+from finkg.tasks.heads import Matured
+from finkg.tasks.impact.head_feed import LabelBook, matured_item
+from finkg.tasks.impact.labels import prices_for
+from finkg.tasks.impact.scoring import CLASSES, FEATURES, option_logprobs
+
+
+@dataclass(frozen=True)
+class ScoredItem:
+    """One stored scored decision at one horizon, beside its label (None: no label)."""
+
+    prediction: str
+    ticker: str
+    headline: str
+    prediction_day: dt.date
+    decision: dt.datetime
+    horizon: int
+    value: int
+    logprobs: dict[str, float]  # the options' raw log-probabilities
+    features: tuple[float, ...]
+    label: ResidualLabel | None
+
+    def matured(self) -> Matured:
+        """The item as a head learns from it (only for a labelled item)."""
+        if self.label is None:
+            raise ValueError(f"{self.prediction} at {self.horizon}D has no label")
+        return matured_item(self.label, option_logprobs(self.logprobs), self.features)
+
+
+def _features(parameters: dict) -> tuple[float, ...]:
+    recorded = parameters.get("features", {})
+    return tuple(
+        math.nan if recorded.get(name) is None else float(recorded[name]) for name in FEATURES
+    )
+
+
+def scored_items(
+    store: BaseStore,
+    memory: SourceMemory | None,
+    *,
+    first_day: dt.date,
+    last_day: dt.date,
+    proxy: str,
+    calendar: MarketCalendar,
+    prices: PriceTable | None = None,
+) -> list[ScoredItem]:
+    """The variant's (`memory`; None for static) scored signals with P in [first_day,
+    last_day], in decision order, labelled from `prices` (loaded when not given)."""
+    values: dict[str, object] = {"firstDay": first_day, "lastDay": last_day}
+    if memory is not None:
+        values["memory"] = memory.iri
+    rows = list(queries.run(store, "impact_scored_signals", values))  # type: ignore[arg-type]
+    found = []
+    for r in rows:
+        keys = readable_keys("company", r["company"], base=store.graphs.base)  # type: ignore[arg-type]
+        if keys is None:
+            continue
+        parameters = json.loads(r["parameters"].value)  # type: ignore[union-attr]
+        horizon = int(r["horizon"].value)  # type: ignore[union-attr]
+        logprobs = parameters.get("logprobs", {}).get(f"{horizon}D")
+        if logprobs is None or set(logprobs) != set(CLASSES):
+            continue  # a run that did not record its scores cannot be refitted on
+        found.append((r, keys[0], parameters, horizon, logprobs))
+    if not found:
+        return []
+    if prices is None:
+        pairs = [(ticker, python_value(r["day"])) for r, ticker, *_ in found]
+        prices = prices_for(store, pairs, proxy=proxy, calendar=calendar)  # type: ignore[arg-type]
+    book = LabelBook(prices, proxy=proxy, calendar=calendar)
+    out = []
+    for r, ticker, parameters, horizon, logprobs in found:
+        day = python_value(r["day"])
+        out.append(
+            ScoredItem(
+                prediction=r["prediction"].value,  # type: ignore[union-attr]
+                ticker=ticker,
+                headline=r["headline"].value,  # type: ignore[union-attr]
+                prediction_day=day,  # type: ignore[arg-type]
+                decision=python_value(r["decision"]),  # type: ignore[arg-type]
+                horizon=horizon,
+                value=int(r["value"].value),  # type: ignore[union-attr]
+                logprobs={k: float(v) for k, v in logprobs.items()},
+                features=_features(parameters),
+                label=book.label(ticker, day, horizon),  # type: ignore[arg-type]
+            )
+        )
+    return out
+
+
+def validation_history(items: list[ScoredItem]) -> dict[int, list[Matured]]:
+    """The labelled items per horizon, as a head's starting history."""
+    out: dict[int, list[Matured]] = {}
+    for item in items:
+        if item.label is not None:
+            out.setdefault(item.horizon, []).append(item.matured())
+    return out
