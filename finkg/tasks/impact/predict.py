@@ -26,6 +26,7 @@ from finkg.kg.derive.cards import market_card
 from finkg.kg.iri import mint
 from finkg.kg.outputs import RunRecord, Used, run_iri, write_output
 from finkg.kg.store import BaseStore
+from finkg.ontology.families import top_family
 from finkg.ontology.terms import FKG, PROV
 from finkg.reader.llm import LLM
 from finkg.reader.read import OutputCache, ReadResult, prompt, read
@@ -49,6 +50,7 @@ REPLIES: dict[str, tuple[str, type[ImpactPrediction] | type[ImpactCompact]]] = {
     "full": ("impact", ImpactPrediction),
     "compact": ("impact_compact", ImpactCompact),
 }
+# by paper 000's family (`top_family`): a press release, analysis or news report is an N
 SHORT = {FKG.News: ("N", "News"), FKG.SecFiling: ("F", "SEC Filing")}
 OTHER_FAMILY = ("D", "Document")
 
@@ -169,7 +171,7 @@ def evidence_block(
     lines, ids, counter = [], {}, {}
     for r in context:
         c = r.candidate
-        letter, label = SHORT.get(c.family, OTHER_FAMILY)
+        letter, label = SHORT.get(top_family(c.family), OTHER_FAMILY)
         counter[letter] = counter.get(letter, 0) + 1
         short = f"{letter}{counter[letter]}"
         ids[short] = c.evidence
