@@ -214,3 +214,36 @@ def test_the_timeline_agrees_with_the_query_at_every_instant(store: BaseStore) -
             assert ours[key].positive == pytest.approx(reference[key].positive)
             assert ours[key].negative == pytest.approx(reference[key].negative)
             assert ours[key].updates == reference[key].updates
+
+
+def test_two_news_families_keep_their_own_cells_and_rerank(store: BaseStore) -> None:
+    """Publisher families (finkg's extension of paper 000's two families): a memory over
+    news alone learns that press releases paid off and analysis did not, in cells of their
+    own, and moves a less relevant press release above an analysis piece."""
+    memory = source_memory(store, "cited")
+    feedback = [
+        _feedback(
+            prediction=NamedNode(f"https://e.org/pred/{family.value[-4:]}/{i}"),
+            realized=1 if family == FKG.PressRelease else -1,  # the +1 calls on analysis fail
+            matured_at=T0 + dt.timedelta(hours=i),
+            cited_families=(family,),
+            context_families=(FKG.PressRelease, FKG.Analysis),
+        )
+        for family in (FKG.PressRelease, FKG.Analysis)
+        for i in range(30)
+    ]
+    write_updates(
+        store, memory, [u for f in feedback for u in updates_for(f, memory, weights=WEIGHTS)]
+    )
+    counts = memory_counts(store, memory, T0 + dt.timedelta(days=2))
+    assert counts == {
+        (FKG.PressRelease, EG, 5): CellCounts(60.0, 0.0, 30),
+        (FKG.Analysis, EG, 5): CellCounts(0.0, 60.0, 30),
+    }
+    release, analysis = _cand("r", FKG.PressRelease, 0.70), _cand("a", FKG.Analysis, 0.75)
+    params = MemoryParams(horizons=(5,))
+    static = rerank([release, analysis], event_type=EG, counts={}, params=params)
+    assert [r.candidate for r in static] == [analysis, release]
+    learned = rerank([release, analysis], event_type=EG, counts=counts, params=params)
+    assert [r.candidate for r in learned] == [release, analysis]
+    assert learned[0].mean == pytest.approx(0.70 + 0.30 * 0.20)  # clipped at +delta

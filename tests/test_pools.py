@@ -247,3 +247,36 @@ def test_a_near_duplicate_group_keeps_its_newest_member_at_its_best_score() -> N
     # as close to row 1 as can be, but of another family
     groups = _near_duplicate_groups([0, 1], vecs, families, t, 0.9)
     assert groups == [(0, 2, 2), (1, 1, 1)]
+
+
+def test_news_of_every_publisher_family_is_drawn_under_the_default_families(
+    tmp_path: Path,
+) -> None:
+    """News split by publisher (finkg's extension): PoolSpec's default News + SecFiling
+    still draws press releases, analysis and news reports, and the anchor's near-duplicate
+    from another publisher is still its copy."""
+    sites = ["businesswire.com", "fool.com", "reuters.com", "wire"]
+    items = _items()
+    for i, item in enumerate(items):
+        item["site"] = sites[i % len(sites)]
+    assert (items[0]["site"], items[3]["site"]) == ("businesswire.com", "wire")  # anchor, near
+    items[3]["site"] = "www.reuters.com"
+    store = open_store(None)
+    (tmp_path / "companies.csv").write_text(COMPANIES)
+    (tmp_path / "news.jsonl").write_text("".join(json.dumps(i) + "\n" for i in items))
+    options = IngestOptions(graphs=store.graphs)
+    ingest(store, "companies", loader("companies"), [tmp_path / "companies.csv"], options)
+    ingest(store, "news", loader("news"), [tmp_path / "news.jsonl"], options)
+    pool = _pool(store, PoolSpec(size=50, peer_share=1.0))
+    assert {c.family for c in pool.candidates} == {
+        FKG.PressRelease,
+        FKG.Analysis,
+        FKG.NewsReport,
+        FKG.News,
+    }
+    assert len(pool.candidates) == 12 + 10  # as with one publisher
+    assert mint("news", "ZQAA", "https://x/near") not in {c.evidence for c in pool.candidates}
+    assert pool.removed["near-duplicate of the anchor"] == 1
+    releases = _pool(store, PoolSpec(size=50, peer_share=1.0, families=(FKG.PressRelease,)))
+    assert {c.family for c in releases.candidates} == {FKG.PressRelease}
+    assert {c.evidence for c in releases.candidates} < {c.evidence for c in pool.candidates}

@@ -178,6 +178,7 @@ class FKG:
     predictedLabel = _fkg("predictedLabel")
     predictionDay = _fkg("predictionDay")
     promptHash = _fkg("promptHash")
+    publisherSite = _fkg("publisherSite")
     quadCount = _fkg("quadCount")
     question = _fkg("question")
     position = _fkg("position")
@@ -218,6 +219,7 @@ class FKG:
     LifecycleStates = _fkg("LifecycleStates")
     SourceFamilies = _fkg("SourceFamilies")
     # concepts
+    Analysis = _fkg("Analysis")
     Analyzed = _fkg("Analyzed")
     CapitalTransactions = _fkg("CapitalTransactions")
     DocumentFamily = _fkg("DocumentFamily")
@@ -228,9 +230,11 @@ class FKG:
     ManagementOperations = _fkg("ManagementOperations")
     Market = _fkg("Market")
     News = _fkg("News")
+    NewsReport = _fkg("NewsReport")
     Normalized = _fkg("Normalized")
     OtherMixed = _fkg("OtherMixed")
     Personal = _fkg("Personal")
+    PressRelease = _fkg("PressRelease")
     Ready = _fkg("Ready")
     SecFiling = _fkg("SecFiling")
     Uploaded = _fkg("Uploaded")
@@ -270,6 +274,7 @@ class SKOS:
     Concept = NamedNode(SKOS_NS + "Concept")
     ConceptScheme = NamedNode(SKOS_NS + "ConceptScheme")
     inScheme = NamedNode(SKOS_NS + "inScheme")
+    broader = NamedNode(SKOS_NS + "broader")
     prefLabel = NamedNode(SKOS_NS + "prefLabel")
 
 

@@ -2,12 +2,15 @@
 
 For an anchor with decision time t_d, one SPARQL query (`pool_candidates.rq`) returns the
 eligible evidence: about the anchor's company or a same-sector peer, of the chosen source
-families, available strictly before t_d, with the anchor, same-URL and same-title items
-left out. Then, on that eligible set only:
+families or a family narrower than one of them (News draws press releases, analysis and
+news reports: `finkg.ontology.families`), available strictly before t_d, with the anchor,
+same-URL and same-title items left out. Then, on that eligible set only:
 
 1. near-duplicates of the anchor go: the anchor's connected component in the graph whose
    edges join items of the anchor's own family with embedding cosine >= `near_duplicate`
    (networkx). A filing paraphrased by a news anchor is its primary source, not a copy;
+   families here, and in step 3, are paper 000's (`top_family`): a news report that
+   reprints a press release is a copy of it, whatever their publisher families;
 2. static relevance r(q, d): BM25 of the anchor's headline and the dense cosine with the
    anchor's embedding, fused (min-max with equal weights, or RRF) over this set. BM25's
    statistics come from the eligible set itself, so no later document can move a score;
@@ -38,6 +41,7 @@ from pyoxigraph import NamedNode
 from finkg import queries
 from finkg.errors import InputError
 from finkg.kg.store import BaseStore
+from finkg.ontology.families import source_families, top_family, with_narrower
 from finkg.ontology.terms import FKG
 from finkg.retrieval.bm25 import bm25_scores, tokenize
 from finkg.retrieval.fuse import FUSIONS, Fusion, fuse
@@ -74,6 +78,14 @@ class PoolSpec:
         for name, ok, hint in checks:
             if not ok:
                 raise InputError(f"must be {hint}", field=name, value=getattr(self, name))
+        unknown = [f.value for f in self.families if f not in source_families()]
+        if unknown:
+            raise InputError(
+                "not a concept of fkg:SourceFamilies",
+                field="families",
+                value=", ".join(unknown),
+                hint="use fkg:News, fkg:SecFiling, ... (finkg.ontology.families)",
+            )
 
     @property
     def max_peers(self) -> int:
@@ -131,7 +143,7 @@ def eligible_rows(
         default_graphs=_evidence_graphs(store),
     )
     out = {}
-    families = set(spec.families)
+    families = with_narrower(spec.families)
     for r in rows:  # type: ignore[union-attr]
         if r["family"] not in families or r["evidence"] in duplicates:
             continue
@@ -176,7 +188,8 @@ def build_pool(
     dense = vecs @ anchor_vec
     # near-duplicates are sought among the anchor's own family only: a filing that a news
     # item paraphrases is that item's primary source, not a copy of it (paper 000 app. B)
-    same = [i for i, r in enumerate(rows) if r[1] == anchor_family]
+    top = top_family(anchor_family)
+    same = [i for i, r in enumerate(rows) if top_family(r[1]) == top]
     cluster = {same[j] for j in anchor_cluster(anchor_vec, vecs[same], spec.near_duplicate)}
     removed["near-duplicate of the anchor"] = len(cluster)
     keep = [i for i in range(len(rows)) if i not in cluster]
@@ -192,7 +205,7 @@ def build_pool(
     groups = _near_duplicate_groups(
         order[: 3 * spec.size],
         vecs[keep],
-        [rows[i][1] for i in keep],
+        [top_family(rows[i][1]) for i in keep],
         [rows[i][2] for i in keep],
         spec.near_duplicate,
     )

@@ -11,7 +11,9 @@ shape, optionally gzipped; the format is told by the file (a `.csv` name, or JSO
 One `fkg:NewsArticle` per (symbol, url) in the news graph, about the company of the symbol,
 available at its publication instant, with the rule that gave that instant; its source
 document is the record itself (hash of its canonical JSON, source = its URL). An FNSPID
-row without an article body uses its first non-empty summary as text.
+row without an article body uses its first non-empty summary as text. Its source family is
+derived from its publisher site (or, failing that, its URL's host) by the mapping kept in
+the ontology (`finkg.ontology.families`): a press release, analysis, news report, or News.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from finkg.errors import InputError
 from finkg.kg.ingest import common, jsontext
 from finkg.kg.ingest.core import IngestOptions, Reject, TextItem
 from finkg.kg.iri import mint
+from finkg.ontology.families import family_of_site
 from finkg.ontology.terms import DCTERMS, FKG, PROV, RDF
 
 
@@ -220,7 +223,7 @@ def item(
         (FKG.availableAt, common.datetime(published)),  # type: ignore[arg-type]
         (FKG.timeQuality, common.string("exact")),
         (FKG.timeRule, common.string(rule)),
-        (FKG.sourceFamily, FKG.News),
+        (FKG.sourceFamily, family_of_site(site, url=url)),
         (FKG.about, mint("company", symbol, base=options.base)),
         (FKG.site, common.string(site) if site else None),
         (PROV.wasDerivedFrom, doc),

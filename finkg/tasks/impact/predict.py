@@ -31,6 +31,7 @@ from finkg.kg.derive.cards import market_card
 from finkg.kg.iri import mint
 from finkg.kg.outputs import RunRecord, Used, run_iri, write_output
 from finkg.kg.store import BaseStore
+from finkg.ontology.families import family_label, top_family
 from finkg.ontology.terms import FKG, PROV
 from finkg.reader.llm import LLM
 from finkg.reader.read import OutputCache, ReadResult, prompt, read
@@ -66,6 +67,8 @@ REPLIES: dict[str, tuple[str, type[ImpactPrediction] | type[ImpactCompact]]] = {
 }
 SCORED = "scored"
 REPLY_FORMS = (SCORED, *REPLIES)
+# short ids by paper 000's family (`top_family`): a press release, analysis or news report
+# is an N; the label the reader sees is the item's own family (`family_label`)
 SHORT = {FKG.News: ("N", "News"), FKG.SecFiling: ("F", "SEC Filing")}
 OTHER_FAMILY = ("D", "Document")
 
@@ -227,7 +230,8 @@ def evidence_block(
     lines, ids, counter = [], {}, {}
     for r in context:
         c = r.candidate
-        letter, label = SHORT.get(c.family, OTHER_FAMILY)
+        letter, _ = SHORT.get(top_family(c.family), OTHER_FAMILY)
+        label = family_label(c.family)  # the publisher's family where the news has one
         counter[letter] = counter.get(letter, 0) + 1
         short = f"{letter}{counter[letter]}"
         ids[short] = c.evidence
