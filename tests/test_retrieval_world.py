@@ -89,6 +89,22 @@ def _view(result) -> tuple:
         result.retrieved.memory_updates_seen,
         result.read.prompt_hash,
         result.prediction.value if result.prediction else None,
+        _decision(result),
+    )
+
+
+def _decision(result) -> tuple:
+    """A scored decision: each horizon's option scores, the head state that decided (its
+    instant, size and digest) and the value."""
+    s = result.scored
+    return tuple(
+        (
+            h,
+            tuple(sorted(s.scores[h].logprobs.items())),
+            (s.heads[h].as_of.isoformat(), s.heads[h].n, s.heads[h].sha256),
+            s.values[h],
+        )
+        for h in sorted(s.scores)
     )
 
 
@@ -97,8 +113,10 @@ def test_decisions_before_t_are_the_same_with_or_without_later_data(world) -> No
     whole, early = _run(full), _run(cut)
     assert len(early.results) == len(whole.results) > 20
     assert [_view(r) for r in early.results] == [_view(r) for r in whole.results]
-    # the check has teeth: memory was read, filings and news were in pools
+    # the check has teeth: memory was read, filings and news were in pools, the decision
+    # heads had learnt from matured labels (and decided by them)
     assert whole.feedback.outcomes > 0 and whole.results[-1].retrieved.memory_updates_seen > 0
+    assert whole.head_items > 0 and min(whole.results[-1].scored.heads[h].n for h in (1, 3, 5)) > 0
     families = {c.family for r in whole.results for c in r.retrieved.pool.candidates}
     assert families == {FKG.News, FKG.SecFiling}
     assert all(

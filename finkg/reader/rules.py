@@ -49,7 +49,7 @@ OPTION_OF = {1: "up", 0: "neutral", -1: "down"}
 CHOSEN, OTHER = math.log(0.9), math.log(0.05)
 
 
-def _rule(user: str) -> tuple[int, list[str], str]:
+def rule_of(user: str) -> tuple[int, list[str], str]:
     """The rule's direction, the id it rests on, and why, for one rendered impact prompt."""
     day = DAY.search(user)
     today = dt.date.fromisoformat(day.group(1)) if day else dt.date.max
@@ -66,7 +66,7 @@ def _rule(user: str) -> tuple[int, list[str], str]:
 def respond(messages: Sequence[Message]) -> str:
     """The JSON reply to one rendered impact prompt (or citation prompt)."""
     user = messages[-1]["content"]
-    direction, ids, why = _rule(user)
+    direction, ids, why = rule_of(user)
     if CITE_QUESTION in user:
         return json.dumps({"ids": ids})
     value = {1: "+1", 0: "0", -1: "-1"}[direction]
@@ -83,7 +83,7 @@ def respond(messages: Sequence[Message]) -> str:
 def score(messages: Sequence[Message], options: Sequence[str]) -> dict[str, float]:
     """The options' log-probabilities for a scored impact prompt: the rule's direction at
     probability 0.9, each other option at 0.05 (the rule is the same at every horizon)."""
-    direction, _, _ = _rule(messages[-1]["content"])
+    direction, _, _ = rule_of(messages[-1]["content"])
     chosen = OPTION_OF[direction]
     return {o: CHOSEN if o == chosen else OTHER for o in options}
 

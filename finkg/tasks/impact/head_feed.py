@@ -61,10 +61,13 @@ class LabelBook:
 
 @dataclass(frozen=True)
 class _Pending:
-    anchor: Anchor
+    ticker: str
+    day: dt.date  # the prediction day P
     horizon: int
     logprobs: dict[str, float]
     features: tuple[float, ...]
+    label: ResidualLabel | None = None  # known already (an earlier run's decision)
+    labelled: bool = False  # whether `label` is known (None then: no label)
 
 
 def matured_item(
@@ -99,20 +102,36 @@ class HeadFeed:
     def record(self, anchor: Anchor, scored: Scored) -> None:
         """Remember a decision, to feed its head once its label matures."""
         for h, scores in scored.scores.items():
+            logprobs = option_logprobs(scores.logprobs)
             self.pending.append(
-                _Pending(anchor, h, option_logprobs(scores.logprobs), scored.features)
+                _Pending(anchor.ticker, anchor.prediction_day, h, logprobs, scored.features)
             )
+
+    def remember(
+        self,
+        *,
+        ticker: str,
+        day: dt.date,
+        horizon: int,
+        logprobs: Mapping[str, float],
+        features: Sequence[float],
+        label: ResidualLabel | None,
+    ) -> None:
+        """Remember an earlier run's decision (raw option log-probabilities) with its label
+        (None: it has none), to feed once the label has matured."""
+        self.pending.append(
+            _Pending(ticker, day, horizon, option_logprobs(logprobs), tuple(features), label, True)
+        )
 
     def mature(self, now: dt.datetime) -> int:
         """Feed every remembered decision whose label matured by `now`; return how many.
         A decision without a label (too little price history) is dropped."""
         waiting, fed = [], 0
         for p in self.pending:
-            day = p.anchor.prediction_day
-            if not self.labels.matures_by(day, p.horizon, now):
+            if not self.labels.matures_by(p.day, p.horizon, now):
                 waiting.append(p)
                 continue
-            label = self.labels.label(p.anchor.ticker, day, p.horizon)
+            label = p.label if p.labelled else self.labels.label(p.ticker, p.day, p.horizon)
             if label is not None:
                 self.heads[p.horizon].add(matured_item(label, p.logprobs, p.features))
                 fed += 1

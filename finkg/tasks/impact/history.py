@@ -21,7 +21,6 @@ from finkg.evaluation.labels import PriceTable, ResidualLabel
 from finkg.kg.calendar import MarketCalendar
 from finkg.kg.iri import readable_keys
 from finkg.kg.store import BaseStore
-from finkg.queries.results import python_value
 from finkg.retrieval.memory import SourceMemory
 from finkg.tasks.heads import Matured
 from finkg.tasks.impact.head_feed import LabelBook, matured_item
@@ -88,19 +87,19 @@ def scored_items(
     if not found:
         return []
     if prices is None:
-        pairs = [(ticker, python_value(r["day"])) for r, ticker, *_ in found]
+        pairs = [(ticker, dt.date.fromisoformat(r["day"].value)) for r, ticker, *_ in found]
         prices = prices_for(store, pairs, proxy=proxy, calendar=calendar)  # type: ignore[arg-type]
     book = LabelBook(prices, proxy=proxy, calendar=calendar)
     out = []
     for r, ticker, parameters, horizon, logprobs in found:
-        day = python_value(r["day"])
+        day = dt.date.fromisoformat(r["day"].value)  # type: ignore[union-attr]
         out.append(
             ScoredItem(
                 prediction=r["prediction"].value,  # type: ignore[union-attr]
                 ticker=ticker,
                 headline=r["headline"].value,  # type: ignore[union-attr]
                 prediction_day=day,  # type: ignore[arg-type]
-                decision=python_value(r["decision"]),  # type: ignore[arg-type]
+                decision=dt.datetime.fromisoformat(r["decision"].value),  # type: ignore[union-attr]
                 horizon=horizon,
                 value=int(r["value"].value),  # type: ignore[union-attr]
                 logprobs={k: float(v) for k, v in logprobs.items()},
@@ -118,3 +117,21 @@ def validation_history(items: list[ScoredItem]) -> dict[int, list[Matured]]:
         if item.label is not None:
             out.setdefault(item.horizon, []).append(item.matured())
     return out
+
+
+def head_history(
+    store: BaseStore,
+    *,
+    first_day: dt.date,
+    last_day: dt.date,
+    proxy: str,
+    calendar: MarketCalendar,
+) -> dict[int, list[Matured]]:
+    """What a scored run's decision heads start from: the labelled scored decisions the
+    store holds for the validation period, made without memory (`static`; a run of
+    `--variants static` over the validation period writes them). None stored: the heads
+    start empty and learn from the test period's matured labels alone."""
+    items = scored_items(
+        store, None, first_day=first_day, last_day=last_day, proxy=proxy, calendar=calendar
+    )
+    return validation_history(items)

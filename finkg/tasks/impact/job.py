@@ -13,36 +13,28 @@
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from finkg import queries
 from finkg.config import Settings
 from finkg.errors import InputError
-from finkg.evaluation.audit import ContextUse, audit
-from finkg.evaluation.backtest import DayScore, Performance, portfolio, returns_panel
-from finkg.evaluation.labels import NoLabel, PriceTable, residual_label
+from finkg.evaluation.backtest import Performance, returns_panel
 from finkg.evaluation.metrics import (
-    Scored,
     VariantResult,
-    citation_rate,
-    macro_f1,
-    non_neutral_f1,
-    rank_ic,
-    rank_ic_days,
 )
 from finkg.kg.calendar import MarketCalendar
-from finkg.kg.iri import readable_keys
 from finkg.kg.store import BaseStore
-from finkg.queries.results import python_value
 from finkg.reader.llm import LLM
 from finkg.reader.read import OutputCache
-from finkg.retrieval.memory import HORIZONS, VARIANTS, SourceMemory, class_weights, label_mix
+from finkg.retrieval.memory import VARIANTS, SourceMemory, class_weights, label_mix
 from finkg.retrieval.memory import source_memory as memory_named
 from finkg.retrieval.pools import TextSource, VectorSource
+from finkg.tasks.heads import Matured
 from finkg.tasks.impact.anchors import Anchor, anchors
+from finkg.tasks.impact.evaluate import evaluate, held_sessions
 from finkg.tasks.impact.feedback import FeedbackReport, feedback
+from finkg.tasks.impact.history import head_history
 from finkg.tasks.impact.labels import load_prices, residual_labels
 from finkg.tasks.impact.predict import ImpactConfig
 from finkg.tasks.impact.prequential import RunSummary, run_together
@@ -120,9 +112,12 @@ def run_variants(
     config: ImpactConfig,
     cache: OutputCache | None = None,
     progress: Callable[[str, int, int], None] | None = None,
+    history: Mapping[int, Sequence[Matured]] | None = None,
+    since: dt.date | None = None,
 ) -> dict[str, RunSummary]:
     """Every variant over the anchors of [start, end), in one time-ordered pass
-    (`prequential.run_together`)."""
+    (`prequential.run_together`); a scored reply's heads start from `history` and learn
+    from decisions stored from `since` on."""
     found = anchors(store, start=start, end=end, calendar=calendar)
     prices = load_prices(store, found, proxy=config.proxy, calendar=calendar)
     stage = f"anchors x {len(variants)} variants"
@@ -141,97 +136,9 @@ def run_variants(
         prices=prices,
         keep_results=False,
         progress=None if progress is None else lambda i, n: progress(stage, i, n),
+        history=history,
+        since=since,
     )
-
-
-def evaluate(
-    store: BaseStore,
-    variant: str,
-    *,
-    first_day: dt.date,
-    last_day: dt.date,
-    calendar: MarketCalendar,
-    proxy: str,
-    prices: PriceTable,
-    vectors: VectorSource,
-    near_duplicate: float = 0.9,
-    k: int = 10,
-) -> VariantResult:
-    """§4 metrics, the validity audit of the context read, and the §4.4 portfolio of one
-    variant's stored predictions."""
-    memory = memory_of(store, variant)
-    values: dict[str, object] = {"firstDay": first_day, "lastDay": last_day}
-    if memory is not None:
-        values["memory"] = memory.iri
-    rows = list(queries.run(store, "impact_predictions", values))  # type: ignore[arg-type]
-    scored, cited, scores = [], {}, {}
-    for r in rows:
-        keys = readable_keys("company", r["company"], base=store.graphs.base)  # type: ignore[arg-type]
-        if keys is None:
-            continue
-        day, h, value = (
-            dt.date.fromisoformat(r["day"].value),
-            int(r["horizon"].value),
-            int(r["value"].value),
-        )  # type: ignore[union-attr]
-        cited.setdefault(r["prediction"], 0)
-        cited[r["prediction"]] += int(r["cited"].value)  # type: ignore[union-attr]
-        label = residual_label(prices, keys[0], proxy, day, h, calendar=calendar)
-        if h == 3:
-            static = float(r["static"].value) if r["static"] is not None else 0.0  # type: ignore[union-attr]
-            scores.setdefault((keys[0], day), []).append((value, static))
-        if isinstance(label, NoLabel):
-            continue
-        scored.append(Scored(keys[0], day, h, value, label.label, label.z))
-    day_scores = [
-        DayScore(t, d, sum(v for v, _ in g) / len(g), sum(s for _, s in g) / len(g))
-        for (t, d), g in scores.items()
-    ]
-    sessions = _held_sessions(calendar, first_day, last_day)
-    tickers = sorted({t for t, _ in scores})
-    closes = {t: prices.series[t] for t in tickers if t in prices.series}
-    perf = (
-        portfolio(variant, day_scores, returns_panel(closes, sessions), k=k)
-        if closes and sessions
-        else None
-    )
-    return VariantResult(
-        variant=variant,
-        predictions=len(cited),
-        labelled=len(scored),
-        macro_f1={h: macro_f1(scored, h) for h in HORIZONS},
-        macro_f1_all=sum(macro_f1(scored, h) for h in HORIZONS) / len(HORIZONS),
-        non_neutral_f1=non_neutral_f1(scored),
-        rank_ic=rank_ic(scored),
-        rank_ic_days=rank_ic_days(scored),
-        citation_rate=citation_rate(cited.values()),
-        portfolio=perf,
-        audit=audit(_context_uses(store, values), vectors.vectors, threshold=near_duplicate),
-    )
-
-
-def _held_sessions(calendar: MarketCalendar, first: dt.date, last: dt.date) -> list[dt.date]:
-    """The sessions from `first` to three after `last` (the longest sleeve holds 3 days);
-    `last` may be a weekend or holiday (a span ending at a Monday midnight)."""
-    last = last if calendar.is_session(last) else calendar.previous_session(last)
-    return calendar.sessions(first, calendar.session_offset(last, 3))
-
-
-def _context_uses(store: BaseStore, values: dict[str, object]) -> list[ContextUse]:
-    rows = queries.run(store, "impact_context", values)
-    return [
-        ContextUse(
-            r["prediction"],  # type: ignore[arg-type]
-            r["news"],  # type: ignore[arg-type]
-            python_value(r["decision"]),
-            r["evidence"],  # type: ignore[arg-type]
-            None if r["available"] is None else python_value(r["available"]),
-        )
-        for r in rows  # type: ignore[union-attr]
-    ]
-
-
-# -- one call per command -----------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -285,6 +192,13 @@ def run_job(
     )
     llm = llm or open_reader(settings)
     cache = OutputCache(settings.cache_dir / "replies.sqlite")
+    history = head_history(
+        store,
+        first_day=validation_span.first_day,
+        last_day=validation_span.last_day,
+        proxy=config.proxy,
+        calendar=calendar,
+    )
     runs = run_variants(
         store,
         start=test.start,
@@ -298,6 +212,8 @@ def run_job(
         config=config,
         cache=cache,
         progress=progress,
+        history=history,
+        since=validation_span.end.date(),
     )
     return validated, runs
 
@@ -334,6 +250,7 @@ def backtest_job(
         evaluate(
             store,
             v,
+            memory=memory_of(store, v),
             first_day=test.first_day,
             last_day=test.last_day,
             calendar=calendar,
@@ -344,7 +261,7 @@ def backtest_job(
         )
         for v in variants
     ]
-    sessions = _held_sessions(calendar, test.first_day, test.last_day)
+    sessions = held_sessions(calendar, test.first_day, test.last_day)
     universe = sorted({a.ticker for a in found})
     closes = {t: prices.series[t] for t in universe if t in prices.series}
     panel = returns_panel(closes, sessions)

@@ -17,8 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
-import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from pyoxigraph import NamedNode, Quad
@@ -35,7 +34,7 @@ from finkg.ontology.families import family_label, top_family
 from finkg.ontology.terms import FKG, PROV
 from finkg.reader.llm import LLM
 from finkg.reader.read import OutputCache, ReadResult, prompt, read
-from finkg.reader.schemas import HorizonSignal, ImpactCompact, ImpactPrediction, ImpactSignals
+from finkg.reader.schemas import ImpactCompact, ImpactPrediction
 from finkg.retrieval.live import node_texts
 from finkg.retrieval.memory import (
     MemoryParams,
@@ -54,7 +53,9 @@ from finkg.tasks.impact.scoring import (
     FEATURES,
     Scored,
     anchor_features,
+    as_prediction,
     cited_ids,
+    finite,
     score_anchor,
 )
 from finkg.tasks.records import impact_quads
@@ -309,7 +310,7 @@ def predict(
             cache=cache,
         )
         result = scored.citation
-        result.output = _scored_prediction(scored, cited_ids(scored), anchor.event_label)
+        result.output = as_prediction(scored, cited_ids(scored), anchor.event_label)
         prompt_hash = scored.prompt_hash
         tokens_in, tokens_out = scored.tokens_in, result.tokens_out
     else:
@@ -335,7 +336,7 @@ def predict(
     parameters = config.parameters(memory)
     if scored is not None:
         parameters |= {
-            "features": dict(zip(FEATURES, _finite(inputs.features), strict=True)),
+            "features": dict(zip(FEATURES, finite(inputs.features), strict=True)),
             "logprobs": {f"{h}D": s.logprobs for h, s in scored.scores.items()},
             "heads": {f"{h}D": heads[h].state.sha256 for h in heads},
         }
@@ -380,22 +381,3 @@ def predict(
         quads += [Quad(run, PROV.used, head.iri, graph) for head in heads.values()]
     write_output(store, record, quads, output=output, run=run, note=f"impact {variant}")
     return ImpactResult(anchor, retrieved, result, output, ids, scored)
-
-
-def _finite(values: Sequence[float]) -> list[float | None]:
-    """JSON has no NaN: an unknown feature is null."""
-    return [None if math.isnan(v) else v for v in values]
-
-
-def _scored_prediction(scored: Scored, ids: list[str], event_type: str) -> ImpactPrediction:
-    """A scored decision in the prediction contract: each horizon's value, the cited ids."""
-    label = {1: "+1", 0: "0", -1: "-1"}
-
-    def signal(h: int) -> HorizonSignal:
-        return HorizonSignal(signal=label[scored.values[h]], ids=list(ids), reason="")  # type: ignore[arg-type]
-
-    return ImpactPrediction(
-        event_type=event_type,
-        signals=ImpactSignals(d1=signal(1), d3=signal(3), d5=signal(5)),
-        main_uncertainty="",
-    )

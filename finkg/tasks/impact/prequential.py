@@ -28,6 +28,7 @@ from finkg.tasks.heads import Matured
 from finkg.tasks.impact.anchors import Anchor
 from finkg.tasks.impact.feedback import FeedbackReport, feedback, signals
 from finkg.tasks.impact.head_feed import HeadFeed, LabelBook
+from finkg.tasks.impact.history import scored_items
 from finkg.tasks.impact.labels import load_prices
 from finkg.tasks.impact.predict import SCORED, ImpactConfig, ImpactResult, anchor_inputs, predict
 
@@ -63,6 +64,7 @@ def run_prequential(
     progress: Callable[[int, int], None] | None = None,
     keep_results: bool = True,
     history: Mapping[int, Sequence[Matured]] | None = None,
+    since: dt.date | None = None,
 ) -> RunSummary:
     """Predict every anchor in decision-time order, feeding back matured labels as time passes."""
     name = memory.name if memory is not None else "static"
@@ -82,6 +84,7 @@ def run_prequential(
         progress=progress,
         keep_results=keep_results,
         history=history,
+        since=since,
     )[name]
 
 
@@ -117,6 +120,7 @@ def run_together(
     progress: Callable[[int, int], None] | None = None,
     keep_results: bool = True,
     history: Mapping[int, Sequence[Matured]] | None = None,
+    since: dt.date | None = None,
 ) -> dict[str, RunSummary]:
     """Several variants over the same anchors, in one pass: anchor by anchor, each variant
     fed back and then asked in turn. Each keeps its own memory, so each sees only its own
@@ -127,7 +131,9 @@ def run_together(
     A scored reply (`config.reply`) is decided per horizon by each variant's own decision
     head (`config.head`), started from `history` (the validation period's matured items,
     `history.validation_history`) and fed the variant's decisions as their labels mature
-    (`head_feed`)."""
+    (`head_feed`). With `since`, each variant's heads also learn from its own scored
+    decisions an earlier run stored with prediction days from `since` up to this run's first
+    (a run resumed in parts decides as one run would)."""
     config = config or ImpactConfig()
     ordered = sorted(anchors, key=lambda a: (a.decision_time, a.news.value))
     states = {
@@ -152,6 +158,25 @@ def run_together(
             )
             for name in variants
         }
+        if since is not None and ordered:
+            before = ordered[0].prediction_day - dt.timedelta(days=1)
+            for name, memory in variants.items():
+                for item in scored_items(
+                    store,
+                    memory,
+                    first_day=since,
+                    last_day=before,
+                    proxy=config.proxy,
+                    calendar=calendar,
+                ):
+                    feeds[name].remember(
+                        ticker=item.ticker,
+                        day=item.prediction_day,
+                        horizon=item.horizon,
+                        logprobs=item.logprobs,
+                        features=item.features,
+                        label=item.label,
+                    )
     if learning and ordered:
         # predictions an earlier run left that can still mature during this one: from here
         # on the runner names the predictions to feed back instead of searching the store

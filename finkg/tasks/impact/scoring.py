@@ -36,7 +36,7 @@ from finkg.evaluation.baselines import (
 from finkg.kg.derive.cards import MarketCard
 from finkg.reader.llm import LLM
 from finkg.reader.read import OptionScores, OutputCache, ReadResult, prompt, read, score_options
-from finkg.reader.schemas import ImpactCitation
+from finkg.reader.schemas import HorizonSignal, ImpactCitation, ImpactPrediction, ImpactSignals
 from finkg.tasks.heads import HeadState
 
 # option -> signal value; the order is the decision heads' class order
@@ -159,3 +159,22 @@ def cited_ids(scored: Scored) -> list[str]:
     """The valid ids the citation reply named (none when it never matched its schema)."""
     output = scored.citation.output
     return list(output.ids) if isinstance(output, ImpactCitation) else []
+
+
+def finite(values: Sequence[float]) -> list[float | None]:
+    """JSON has no NaN: an unknown feature is null."""
+    return [None if math.isnan(v) else v for v in values]
+
+
+def as_prediction(scored: Scored, ids: list[str], event_type: str) -> ImpactPrediction:
+    """A scored decision in the prediction contract: each horizon's value, the cited ids."""
+    label = {1: "+1", 0: "0", -1: "-1"}
+
+    def signal(h: int) -> HorizonSignal:
+        return HorizonSignal(signal=label[scored.values[h]], ids=list(ids), reason="")  # type: ignore[arg-type]
+
+    return ImpactPrediction(
+        event_type=event_type,
+        signals=ImpactSignals(d1=signal(1), d3=signal(3), d5=signal(5)),
+        main_uncertainty="",
+    )
