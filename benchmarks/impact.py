@@ -1,26 +1,27 @@
-"""Event-impact benchmark on real data (paper 000 §4): 62 Nasdaq tickers, QQQ proxy.
+"""Event-impact benchmark on real data (paper 000 §4): decisions by scoring, heads, baselines.
 
-Validation 2019 fixes the class weights and the shuffled-label mix from residual labels.
-The test anchors of 2020 are sampled deterministically, stratified by month (each month its
-share of the year's anchors; inside a month, anchors in SHA-256 order of their news IRI),
-and every variant reads them in one prequential pass (`prequential.run_together`). The
-§4 tables are printed and written with the paper's figures beside finkg's.
+The periods, the data folder and the sample sizes are options; the defaults are the shared
+data's validation 2019 and test 2020. Everything decided is decided on validation:
 
-The reads are engineered for 2 CPU cores:
-- the compact reply (`ImpactCompact`: three signals and at most two cited ids, about 35
-  tokens instead of 150-250), and evidence snippets of 200 characters;
-- the prompt opening the reads share (the template's instructions; across the variants of
-  one anchor, the anchor and its market card, which the compact template puts before the
-  evidence) is kept in the model and reused in whole aligned blocks, which leaves every
-  reply what a fresh model would give (`reader/llamacpp.py`);
-- the exact reply cache: a variant whose top-5 equals another's for the same anchor gets
-  that reply without a read (on a rerun, every read is a hit: `--fresh-cache` for a timed
-  run);
-- the variants share each anchor's pool and market card (`prequential.run_together`).
-Batching several prompts into one llama.cpp decode is not done: prompt evaluation already
-keeps both cores busy, so it would not add throughput here.
+1. Validation: the class weights and the shuffled-label mix from the residual labels of all
+   its anchors (as the job does); then a deterministic sample of its anchors (stratified by
+   month) read without memory, the reader's option scores stored as scored decisions. The
+   decision head of the test run (`--head auto`) is chosen on them: fitted on the first 60 %
+   and scored prequentially on the last 40 % (macro-F1), among the heads that use the reader.
+2. Test: a sample of the test period's anchors, every variant in one prequential pass
+   (`prequential.run_together`), each variant's heads starting from the validation
+   decisions and learning from its own matured labels.
+3. Every rule on the same test anchors (`tasks.impact.scoreboard`): all-neutral, stratified,
+   momentum, tone, the reader through each head, the card-only head, and the variants'
+   stored decisions; bootstrap 95 % intervals, paired differences, permutation controls.
+4. Speed (`--compare N`): the compact grammar reply against scoring on the same N test
+   anchors, without any cache, in one process (each form N anchors in a row, both orders).
 
-    python benchmarks/impact.py --store /work/impact-store --anchors 1000 --fresh-cache
+Reads answered by the reply cache are counted apart and never in a throughput figure
+(`--fresh-cache` empties it first).
+
+    python benchmarks/impact.py --store /work/impact-store --val-anchors 1000 \
+        --anchors 2000 --fresh-cache
 """
 
 from __future__ import annotations
@@ -30,57 +31,68 @@ import dataclasses
 import datetime as dt
 import hashlib
 import json
-import statistics
 import sys
 import time
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from impact_data import DATA, build
+import numpy as np
+from impact_data import DATA, bars_span, build, describe
+from impact_report import report, summary_json
 
 from finkg import queries
 from finkg.config import Settings
-from finkg.evaluation.metrics import VariantResult
-from finkg.evaluation.report import event_table, portfolio_table
+from finkg.evaluation.stats import paired
 from finkg.kg.calendar import get_calendar
-from finkg.ontology.terms import FKG
 from finkg.reader.backends import open_reader
-from finkg.reader.models import MODELS, RequantizedModel
-from finkg.reader.read import OutputCache
+from finkg.reader.read import OutputCache, prompt, read
+from finkg.reader.schemas import ImpactCompact
 from finkg.retrieval.indexes import open_indexes
-from finkg.retrieval.memory import HORIZONS, MemoryParams, label_mix
+from finkg.retrieval.memory import MemoryParams
 from finkg.tasks.impact.anchors import Anchor, anchors
+from finkg.tasks.impact.history import scored_items, validation_history
 from finkg.tasks.impact.job import Span, backtest_job, memory_of, validation
-from finkg.tasks.impact.labels import residual_labels
-from finkg.tasks.impact.predict import ImpactConfig
-from finkg.tasks.impact.prequential import RunSummary, run_together
+from finkg.tasks.impact.predict import ImpactConfig, anchor_inputs, prompt_values, retrieve
+from finkg.tasks.impact.prequential import run_together
+from finkg.tasks.impact.scoreboard import (
+    METRICS,
+    decisions,
+    horizon_mix,
+    labelled_anchors,
+    rank_ic_interval,
+    scoreboard,
+)
+from finkg.tasks.impact.scoring import score_anchor
 
 ROOT = Path(__file__).resolve().parents[1]
 NEW_YORK = ZoneInfo("America/New_York")
+VARIANTS = "static,cited,shuffled-labels:0,shuffled-labels:1,shuffled-labels:2"
 PROXY = "QQQ"
-VARIANTS = "static,cited,shuffled-labels,shuffled-event-types,selected-evidence"
-# paper 000 Table 1 (FNSPID): anchors, anchors/day, active ticker-days, SEC cov., label mixes
-PAPER_TABLE1 = [
-    ("Validation (paper)", "2020", "36,920", "146.0", "17,460", "34.7%",
-     "18.4/63.7/17.9", "19.2/61.5/19.3", "20.7/58.6/20.7"),
-    ("Test (paper)", "2021-2023", "112,640", "149.6", "54,120", "35.4%",
-     "17.8/64.8/17.4", "18.6/62.7/18.7", "20.4/59.0/20.6"),
-]  # fmt: skip
-# paper 000 Table 4: ann. return, ann. volatility, Sharpe, max drawdown, turnover
-PAPER_TABLE4 = [
-    ("Market Proxy (QQQ)", "10.0%", "24.1%", ".41", "-37.8%", ".000"),
-    ("Equal-weight universe", "6.0%", "23.7%", ".25", "-33.5%", ".004"),
-    ("Frozen + No Memory", "9.9%", "19.1%", ".52", "-21.5%", ".094"),
-    ("Frozen + Source Memory", "14.2%", "16.9%", ".84", "-20.2%", ".089"),
-]
+READER_HEADS = ("prior", "multinomial")
+
+
+def period(text: str) -> Span:
+    """`2019` or `2019-01-01:2020-01-01` (end exclusive), in New York time."""
+    if ":" not in text:
+        y = int(text)
+        start, end = dt.date(y, 1, 1), dt.date(y + 1, 1, 1)
+    else:
+        a, b = text.split(":", 1)
+        start, end = dt.date.fromisoformat(a), dt.date.fromisoformat(b)
+    if end <= start:
+        raise argparse.ArgumentTypeError(f"an empty period: {text}")
+    return Span(
+        dt.datetime.combine(start, dt.time(0), NEW_YORK),
+        dt.datetime.combine(end, dt.time(0), NEW_YORK),
+    )
 
 
 def year(y: int) -> Span:
-    return Span(dt.datetime(y, 1, 1, tzinfo=NEW_YORK), dt.datetime(y + 1, 1, 1, tzinfo=NEW_YORK))
+    return period(str(y))
 
 
 def clear_runs(store) -> int:  # type: ignore[no-untyped-def]
@@ -111,78 +123,98 @@ def stratified(found: Sequence[Anchor], n: int) -> list[Anchor]:
     return sorted(out, key=lambda a: (a.decision_time, a.news.value))
 
 
-def _mix_text(shares: Mapping[int, float]) -> str:
-    """+1/0/-1 in percent of the total (counts or shares)."""
-    total = sum(shares.values()) or 1
-    return "/".join(f"{100 * shares.get(y, 0) / total:.1f}" for y in (1, 0, -1))
+def choose_head(items, *, seed: int = 0) -> tuple[str, dict[str, float]]:  # type: ignore[no-untyped-def]
+    """The reader head with the best prequential macro-F1 on the last 40 % of the validation
+    decisions, fitted on the first 60 % (validation only: the test is never looked at)."""
+    board = labelled_anchors(items)
+    cut = int(len(board.keys) * 0.6)
+    first, second = set(board.keys[:cut]), board.keys[cut:]
+    fitting = [i for i in items if i.anchor in first]
+    later = labelled_anchors([i for i in items if i.anchor in set(second)])
+    made = decisions(fitting, later, seed=seed)
+    scores = {
+        h: METRICS["macro-F1"](made[h], later.labels) for h in ("none", *READER_HEADS, "card")
+    }
+    best = max(READER_HEADS, key=lambda h: (scores[h], -READER_HEADS.index(h)))
+    return best, scores
 
 
-def table1_row(name: str, years: str, found: Sequence[Anchor], mix, sec: str) -> str:  # type: ignore[no-untyped-def]
-    days = {a.prediction_day for a in found}
-    ticker_days = {(a.ticker, a.prediction_day) for a in found}
-    return (
-        f"| {name} | {years} | {len(found):,} | {len(found) / max(len(days), 1):.1f} "
-        f"| {len(ticker_days):,} | {sec} | "
-        + " | ".join(_mix_text(mix[h]) for h in HORIZONS)
-        + " |"
-    )
-
-
-def predicted_mix(store, variants: Sequence[str], span: Span) -> dict[str, dict[int, Counter[int]]]:  # type: ignore[no-untyped-def]
-    """Each variant's stored signals per horizon: what the reader actually predicts."""
-    out = {}
-    for variant in variants:
-        memory = memory_of(store, variant)
-        values: dict[str, object] = {"firstDay": span.first_day, "lastDay": span.last_day}
-        if memory is not None:
-            values["memory"] = memory.iri
-        mix: dict[int, Counter[int]] = {h: Counter() for h in HORIZONS}
-        for r in queries.run(store, "impact_predictions", values):  # type: ignore[union-attr]
-            mix[int(r["horizon"].value)][int(r["value"].value)] += 1  # type: ignore[union-attr]
-        out[variant] = mix
-    return out
-
-
-def seed_summary(results: Sequence[VariantResult]) -> list[str]:
-    """Mean ± sd over the seeds of each shuffled variant (Table 3's layout)."""
-    groups: dict[str, list[VariantResult]] = {}
-    for r in results:
-        base = r.variant.split(":", 1)[0]
-        if base.startswith("shuffled"):
-            groups.setdefault(base, []).append(r)
-    lines = []
-    for base, rs in groups.items():
-        if len(rs) < 2:
-            continue
-
-        def ms(xs: list[float]) -> str:
-            return f"{statistics.mean(xs):.3f} ± {statistics.stdev(xs):.3f}"
-
-        lines.append(
-            f"| {base} ({len(rs)} seeds) | {ms([r.non_neutral_f1 for r in rs])} "
-            f"| {ms([r.macro_f1_all for r in rs])} | {ms([r.rank_ic for r in rs])} |"
+def compare_replies(store, llm, sample, *, texts, vectors, config, prices, calendar, n):  # type: ignore[no-untyped-def]
+    """Seconds per anchor of the compact grammar reply and of scoring, no cache, same
+    anchors (static retrieval), each form over the anchors in a row, in both orders."""
+    chosen = sample[:: max(1, len(sample) // n)][:n]
+    values = []
+    for a in chosen:
+        inputs = anchor_inputs(
+            store, a, texts=texts, vectors=vectors, config=config, prices=prices, calendar=calendar
         )
-    if lines:
-        lines = ["| variant | non-neutral F1 | macro-F1 | rank IC |", "|---|---|---|---|", *lines]
-    return lines
+        got = retrieve(store, a, pool=inputs.pool, memory=None, config=config)
+        v, ids = prompt_values(store, a, got.context, config, inputs.card)
+        values.append((v, ids, inputs.features))
+    compact = prompt("impact_compact")
+    times: dict[str, list[float]] = {"grammar": [], "scored": []}
+
+    def grammar_round() -> None:
+        for v, ids, _ in values:
+            started = time.perf_counter()
+            read(llm, compact, v, ImpactCompact, allowed_ids=set(ids), max_tokens=config.max_tokens)
+            times["grammar"].append(time.perf_counter() - started)
+
+    def scored_round() -> None:
+        for v, ids, features in values:
+            started = time.perf_counter()
+            score_anchor(llm, v, ids=sorted(ids), horizons=(1, 3, 5), features=features, heads={})
+            times["scored"].append(time.perf_counter() - started)
+
+    for first, second in ((grammar_round, scored_round), (scored_round, grammar_round)):
+        first()
+        second()
+    g, s = np.array(times["grammar"]), np.array(times["scored"])
+    rng = np.random.default_rng(0)
+    ratios = []
+    for _ in range(1000):
+        i = rng.integers(0, len(g), len(g))
+        ratios.append(g[i].mean() / s[i].mean())
+    low, high = np.percentile(ratios, [2.5, 97.5])
+    return {
+        "anchors": len(chosen),
+        "grammar_s": float(g.mean()),
+        "scored_s": float(s.mean()),
+        "ratio": float(g.mean() / s.mean()),
+        "ratio_low": float(low),
+        "ratio_high": float(high),
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--store", type=Path, required=True, help="built here when new")
-    parser.add_argument("--data", type=Path, default=DATA)
-    parser.add_argument("--anchors", type=int, default=1000, help="test anchors to sample")
+    parser.add_argument(
+        "--data", type=Path, default=DATA, help="a folder laid out like ../shared/data"
+    )
+    parser.add_argument("--validation", type=period, default=period("2019"), help="YEAR or FROM:TO")
+    parser.add_argument("--test", type=period, default=period("2020"), help="YEAR or FROM:TO")
+    parser.add_argument("--val-anchors", type=int, default=1000, help="validation anchors read")
+    parser.add_argument("--anchors", type=int, default=2000, help="test anchors to sample")
     parser.add_argument("--variants", default=VARIANTS, help="comma-separated")
     parser.add_argument("--reader", default="qwen2.5-coder-0.5b-q4_0")
-    parser.add_argument("--reply", default="compact", choices=("compact", "full"))
+    parser.add_argument(
+        "--head", default="auto", choices=("auto", "none", "prior", "multinomial", "card")
+    )
     parser.add_argument("--snippet-chars", type=int, default=200)
     parser.add_argument("--lambda", dest="lam", type=float, default=0.30)
     parser.add_argument("--delta", type=float, default=0.20)
+    parser.add_argument("--proxy", default=PROXY)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument(
-        "--fresh-cache",
-        action="store_true",
-        help="empty the reply cache first, so every distinct read is done (timed runs)",
+        "--compare", type=int, default=40, help="anchors for the speed comparison (0: none)"
+    )
+    parser.add_argument("--bootstrap", type=int, default=1000)
+    parser.add_argument(
+        "--fresh-cache", action="store_true", help="empty the reply cache first (timed runs)"
+    )
+    parser.add_argument(
+        "--keep-runs", action="store_true", help="do not clear earlier runs (resume)"
     )
     parser.add_argument("--report", type=Path, default=ROOT / "benchmarks/reports/impact.md")
     args = parser.parse_args(argv)
@@ -190,53 +222,97 @@ def main(argv: list[str] | None = None) -> int:
         print(f"no event data under {args.data}; pass --data", file=sys.stderr)
         return 2
     command = "python benchmarks/impact.py " + " ".join(argv or sys.argv[1:])
+    print(f"options: {vars(args)}", flush=True)
     began = time.perf_counter()
     variants = [v.strip() for v in args.variants.split(",") if v.strip()]
-    store = build(args.store, args.data)
-    print(f"run state cleared: {clear_runs(store):,} quads of earlier runs", flush=True)
+    first_bar, last_bar = bars_span(args.validation.first_day, args.test.last_day)
+    store = build(args.store, args.data, first_day=first_bar, last_day=last_bar)
+    if not args.keep_runs:
+        print(f"run state cleared: {clear_runs(store):,} quads of earlier runs", flush=True)
     settings = Settings(home=args.store / "home", reader=args.reader, threads=args.threads)
     calendar = get_calendar()
-    val_span, test_span = year(2019), year(2020)
+    val, test = args.validation, args.test
 
     started = time.perf_counter()
     texts, vectors, _ = open_indexes(store, settings)
     index_s = time.perf_counter() - started
     print(f"indexes: {len(texts)} texts, {index_s:.0f} s", flush=True)
 
-    validated = validation(
-        store, start=val_span.start, end=val_span.end, calendar=calendar, proxy=PROXY
-    )
-    val_anchors = validated.anchors
-    weights = {h: {y: round(w, 2) for y, w in ws.items()} for h, ws in validated.weights.items()}
-    print(f"validation 2019: {len(val_anchors)} anchors; class weights {weights}", flush=True)
-
-    everything = anchors(store, start=test_span.start, end=test_span.end, calendar=calendar)
+    validated = validation(store, start=val.start, end=val.end, calendar=calendar, proxy=args.proxy)
+    val_sample = stratified(validated.anchors, args.val_anchors)
+    everything = anchors(store, start=test.start, end=test.end, calendar=calendar)
     sample = stratified(everything, args.anchors)
-    months = Counter(a.published.strftime("%Y-%m") for a in sample)
     print(
-        f"test 2020: {len(everything)} anchors; sampled {len(sample)}: {dict(months)}", flush=True
+        f"validation: {len(validated.anchors)} anchors, {len(val_sample)} read; "
+        f"test: {len(everything)} anchors, {len(sample)} sampled",
+        flush=True,
     )
-
     llm = open_reader(settings)
-    config = ImpactConfig(
-        proxy=PROXY,
-        snippet_chars=args.snippet_chars,
-        reply=args.reply,
-        memory=dataclasses.replace(MemoryParams(), lam=args.lam, delta=args.delta),
-    )
     replies = settings.cache_dir / "replies.sqlite"
     if args.fresh_cache:
         replies.unlink(missing_ok=True)
     cache = OutputCache(replies)
+    memory = dataclasses.replace(MemoryParams(), lam=args.lam, delta=args.delta)
+    base = ImpactConfig(proxy=args.proxy, snippet_chars=args.snippet_chars, memory=memory)
+
+    def progress(stage: str):  # type: ignore[no-untyped-def]
+        clock = time.perf_counter()
+
+        def show(i: int, n: int) -> None:
+            if i % 50 == 0 or i == n:
+                hours = (time.perf_counter() - clock) / 3600
+                print(
+                    f"  {stage}: {i}/{n} anchors, {hours * 60:.1f} min, {i / hours:.0f} anchors/h",
+                    flush=True,
+                )
+
+        return show
+
+    # 1. validation decisions (no memory), then the head chosen on them
     started = time.perf_counter()
+    val_runs = run_together(
+        store,
+        val_sample,
+        {"static": None},
+        llm=llm,
+        texts=texts,
+        vectors=vectors,  # type: ignore[arg-type]
+        calendar=calendar,
+        weights=validated.weights,
+        mix=validated.mix,
+        config=dataclasses.replace(base, head="none"),
+        cache=cache,
+        progress=progress("validation"),
+        keep_results=False,
+    )
+    val_minutes = (time.perf_counter() - started) / 60
+    val_items = scored_items(
+        store,
+        None,
+        first_day=val.first_day,
+        last_day=val.last_day,
+        proxy=args.proxy,
+        calendar=calendar,
+    )
+    head, head_scores = choose_head(val_items) if args.head == "auto" else (args.head, {})
+    print(f"decision head: {head} (validation macro-F1 {head_scores})", flush=True)
+    config = dataclasses.replace(base, head=head)
 
-    def progress(i: int, n: int) -> None:
-        if i % 25 == 0 or i == n:
-            minutes = (time.perf_counter() - started) / 60
-            print(
-                f"  {i}/{n} anchors, {minutes:.1f} min, {i / minutes:.1f} anchors/min", flush=True
-            )
+    # 4. speed, before the test run fills the cache (no cache is used here)
+    prices = None
+    comparison = None
+    if args.compare:
+        from finkg.tasks.impact.labels import load_prices
 
+        prices = load_prices(store, sample, proxy=args.proxy, calendar=calendar)
+        comparison = compare_replies(
+            store, llm, sample, texts=texts, vectors=vectors, config=config,
+            prices=prices, calendar=calendar, n=args.compare,
+        )  # fmt: skip
+        print(f"speed: {comparison}", flush=True)
+
+    # 2. the test run
+    started = time.perf_counter()
     runs = run_together(
         store,
         sample,
@@ -249,208 +325,94 @@ def main(argv: list[str] | None = None) -> int:
         mix=validated.mix,
         config=config,
         cache=cache,
-        progress=progress,
+        prices=prices,
+        progress=progress("test"),
+        history=validation_history(val_items),
+        since=val.end.date(),
     )
     run_minutes = (time.perf_counter() - started) / 60
-    per_minute = len(sample) / run_minutes
 
+    # 3. every rule on the same anchors
+    items = {
+        v: scored_items(
+            store, memory_of(store, v), first_day=test.first_day, last_day=test.last_day,
+            proxy=args.proxy, calendar=calendar,
+        )
+        for v in variants
+    }  # fmt: skip
+    board = labelled_anchors(items["static"] if "static" in items else next(iter(items.values())))
+    decided = decisions(val_items, board, variants=items, seed=0)
+    rows = scoreboard(decided, board, n=args.bootstrap)
+    ics = {name: rank_ic_interval(d, board, n=args.bootstrap) for name, d in decided.items()}
+    labels = board.labels
+    memory_rows = {}
+    if "static" in decided:
+        for v in variants:
+            if v != "static":
+                memory_rows[v] = paired(
+                    METRICS["macro-F1"], decided[v], decided["static"], labels, n=args.bootstrap
+                )
+    agree = (
+        float(np.mean(decided["static"] == decided[head])) if "static" in decided else float("nan")
+    )
     png = args.report.with_suffix(".png")
     args.report.parent.mkdir(parents=True, exist_ok=True)
     results, benchmarks = backtest_job(
-        store,
-        test=test_span,
-        variants=variants,
-        proxy=PROXY,
-        png=png,
-        vectors=vectors,  # type: ignore[arg-type]
-        near_duplicate=config.pool.near_duplicate,
-    )
-    static = runs.get("static") or next(iter(runs.values()))
-    with_sec = sum(
-        any(c.family == FKG.SecFiling for c in r.retrieved.pool.candidates) for r in static.results
-    )
-    sec = f"{with_sec / max(len(static.results), 1):.1%}"
-    test_mix = {
-        h: label_mix(v)
-        for h, v in residual_labels(store, sample, proxy=PROXY, calendar=calendar).items()
+        store, test=test, variants=variants, proxy=args.proxy, png=png,
+        vectors=vectors, near_duplicate=config.pool.near_duplicate,  # type: ignore[arg-type]
+    )  # fmt: skip
+    static_run = runs.get("static") or next(iter(runs.values()))
+    pools = [[c.family for c in r.retrieved.pool.candidates] for r in static_run.results]
+    facts = {
+        "command": command,
+        "data": describe(args.data),
+        "validation": f"{val.first_day} to {val.last_day}",
+        "test": f"{test.first_day} to {test.last_day}",
+        "val_anchors": len(validated.anchors),
+        "val_read": len(val_sample),
+        "test_anchors": len(everything),
+        "sample": len(sample),
+        "labelled": len(board.keys),
+        "months": dict(sorted(Counter(a.published.strftime("%Y-%m") for a in sample).items())),
+        "reader": llm.model_id,
+        "head": head,
+        "head_scores": head_scores,
+        "agree": agree,
+        "weights": {
+            h: {y: round(w, 2) for y, w in ws.items()} for h, ws in validated.weights.items()
+        },
+        "val_minutes": val_minutes,
+        "val_reads": val_runs["static"].reads,
+        "val_reader_seconds": val_runs["static"].reader_seconds,
+        "run_minutes": run_minutes,
+        "index_s": index_s,
+        "total_minutes": (time.perf_counter() - began) / 60,
+        "reuse": (getattr(llm, "reused_tokens", 0), getattr(llm, "prompt_tokens", 0)),
+        "args": {k: str(v) for k, v in vars(args).items()},
     }
     lines = report(
-        args=args,
-        command=command,
-        reader=llm.model_id,
-        decoding=getattr(llm, "decoding", ""),
-        weights=weights,
-        table1=[
-            table1_row(
-                "Validation (finkg)", "2019", val_anchors, validated.mix, "n/a (no pools built)"
-            ),
-            table1_row("Test sample (finkg)", "2020", sample, test_mix, sec),
-        ],
-        everything=len(everything),
-        months=months,
+        facts=facts,
         runs=runs,
+        rows=rows,
+        ics=ics,
+        decided=decided,
+        mixes={name: horizon_mix(d) for name, d in decided.items()},
+        memory_rows=memory_rows,
         results=results,
         benchmarks=benchmarks,
-        predicted=predicted_mix(store, variants, test_span),
+        pools=pools,
+        comparison=comparison,
         png=png.name,
-        per_minute=per_minute,
-        run_minutes=run_minutes,
-        index_s=index_s,
-        reuse=(getattr(llm, "reused_tokens", 0), getattr(llm, "prompt_tokens", 0)),
-        total_minutes=(time.perf_counter() - began) / 60,
     )
     text = "\n".join(lines) + "\n"
     print(text)
     args.report.write_text(text)
     args.report.with_suffix(".json").write_text(
-        json.dumps(
-            {
-                "anchors_per_minute": per_minute,
-                "sample": len(sample),
-                "variants": {
-                    r.variant: {
-                        "non_neutral_f1": r.non_neutral_f1,
-                        "macro_f1": r.macro_f1_all,
-                        "macro_f1_by_horizon": r.macro_f1,
-                        "rank_ic": r.rank_ic,
-                        "citation_rate": r.citation_rate,
-                    }
-                    for r in results
-                },
-            },
-            indent=2,
-        )
+        json.dumps(summary_json(facts, runs, rows, ics, memory_rows, comparison, decided), indent=2)
         + "\n"
     )
     store.close()
     return 0
-
-
-def _derived(name: str) -> str:
-    """How a requantized packaged reader was made, for the report."""
-    m = MODELS.get(name)
-    if not isinstance(m, RequantizedModel):
-        return ""
-    return f", {m.description}: derived from `{m.base}` with llama.cpp's quantizer for speed"
-
-
-def report(  # type: ignore[no-untyped-def]
-    *,
-    args,
-    command: str,
-    reader: str,
-    decoding: str,
-    weights,
-    table1: list[str],
-    everything: int,
-    months: Counter[str],
-    runs: dict[str, RunSummary],
-    results: Sequence[VariantResult],
-    benchmarks,
-    predicted: dict[str, dict[int, Counter[int]]],
-    png: str,
-    per_minute: float,
-    run_minutes: float,
-    index_s: float,
-    reuse: tuple[int, int],
-    total_minutes: float,
-) -> list[str]:
-    perfs = [r.portfolio for r in results if r.portfolio is not None]
-    reads = sum(s.predictions + s.json_invalid for s in runs.values())
-    cached = sum(s.cached for s in runs.values())
-    lines = [
-        "# Event-impact benchmark (paper 000) on real data",
-        "",
-        f"Command: `{command}`; {total_minutes:.0f} min in all on 2 CPU cores.",
-        "",
-        "- Data: `../shared/data/event/` (nasdaq-news, daily bars); 62 tickers with news and "
-        "prices; market proxy QQQ; SEC evidence from the EDGAR submissions of 7 companies and "
-        "23 annual-report PDFs. One QQQ bar (2019-07-19, high below open) is rejected by ingest.",
-        "- Validation: 2019 (class weights w_y = 1/(3 pi_y) per horizon, the shuffled-label "
-        f"mix): {weights}. lambda={args.lam}, delta={args.delta} (appendix C: "
-        "`impact_grid.py` chooses them on validation 2019; see `impact_grid.md`).",
-        f"- Test: 2020, {everything:,} anchors; a sample of {sum(months.values()):,}, "
-        "deterministic and stratified by month (month: anchors): "
-        + ", ".join(f"{m}: {n}" for m, n in sorted(months.items()))
-        + ". Memory starts empty on 2020-01-01 and learns only matured feedback of sampled "
-        "anchors.",
-        f"- Reader: `{reader}`{_derived(args.reader)} (frozen, greedy; decoding "
-        f"`{decoding or 'default'}`), "
-        f"`{args.reply}` reply, evidence snippets of {args.snippet_chars} characters, M0=20, "
-        "M=5.",
-        "",
-        "## Throughput",
-        "",
-        "| figure | value |",
-        "|---|---|",
-        f"| anchors per minute (all {len(runs)} variants per anchor) | {per_minute:.1f} |",
-        f"| prequential run | {run_minutes:.1f} min |",
-        f"| reads asked / answered by the exact reply cache | {reads:,} / {cached:,} "
-        f"({cached / max(reads, 1):.0%}) |",
-        f"| prompt tokens kept from the previous read (aligned blocks) | {reuse[0]:,} of "
-        f"{reuse[1]:,} evaluated-or-kept ({reuse[0] / max(reuse[1], 1):.0%}) |",
-        f"| index refresh (BM25 + MiniLM vectors) | {index_s:.0f} s |",
-        "",
-        "| variant | predictions | no valid JSON | cache hits | reader seconds |",
-        "|---|---|---|---|---|",
-        *(
-            f"| `{v}` | {s.predictions} | {s.json_invalid} | {s.cached} | {s.reader_seconds:.0f} |"
-            for v, s in runs.items()
-        ),
-        "",
-        "## Benchmark construction (paper Table 1 layout; label columns +1/0/-1 %)",
-        "",
-        "| split | years | anchors | anchors/day | active ticker-days | SEC cov. | 1D | 3D | 5D |",
-        "|---|---|---|---|---|---|---|---|---|",
-        *table1,
-        *("| " + " | ".join(row) + " |" for row in PAPER_TABLE1),
-        "",
-        "What the reader predicted (+1/0/-1 % of the stored signals):",
-        "",
-        "| variant | 1D | 3D | 5D |",
-        "|---|---|---|---|",
-        *(
-            f"| `{v}` | " + " | ".join(_mix_text(mix[h]) for h in HORIZONS) + " |"
-            for v, mix in predicted.items()
-        ),
-        "",
-        "SEC cov.: the share of anchors whose M0=20 pool holds at least one SEC filing "
-        "passage. Only 7 of the 62 companies have an EDGAR submissions index here, so finkg's "
-        "figure is far below the paper's.",
-        "",
-        "## Event-level quality and validity checks (Tables 2-3)",
-        "",
-        *event_table(results),
-        "",
-        *seed_summary(results),
-        "",
-        "## Portfolio from 3D stock-day scores (Table 4; net of 10 bps on turnover)",
-        "",
-        *portfolio_table([*perfs, *benchmarks]),
-        "",
-        "The paper's Table 4 (FNSPID 2021-2023, Llama-3.1-8B):",
-        "",
-        "| strategy | ann. return | ann. volatility | Sharpe | max drawdown | turnover |",
-        "|---|---|---|---|---|---|",
-        *("| " + " | ".join(row) + " |" for row in PAPER_TABLE4),
-        "",
-        f"![equity curves]({png})",
-        "",
-        "## How to read this",
-        "",
-        "- The paper's figures come from another corpus (FNSPID, 89 tickers, 2021-2023, "
-        "~150 anchors a day), another reader (Llama-3.1-8B) and the full test set; they are "
-        "orientation, not a target this sample can reproduce.",
-        "- The sample's portfolio holds only tickers with a sampled anchor that day, so it "
-        "sits in cash more often than a full-set portfolio would; a reader that never "
-        "predicts +1 holds nothing at all (the rule is long-only on positive 3D scores).",
-        "- A variant differs from `static` only where its memory changes the top-5: the "
-        "cache hits above count the anchors where it did not. The memory reorders source "
-        "families, so a pool of news alone (most pools here: see SEC cov.) is never "
-        "reordered.",
-        "- 2020 holds the COVID crash and rebound; QQQ returned about 48% that year.",
-    ]
-    return lines
 
 
 if __name__ == "__main__":

@@ -1,13 +1,14 @@
 """The event-impact benchmark's store: the real event data of `../shared/data/event/`.
 
-The universe is the 62 tickers that have both news and prices (`AFRM.csv` is empty, so
-AFRM is out). Into one on-disk store:
+The universe is the tickers that have both news and prices (in the shared data, 62:
+`AFRM.csv` is empty, so AFRM is out). Into one on-disk store:
 
 - the news of those tickers, all of it (2015-2020; dense from 2019), so that pools of early
   anchors still see a year of earlier evidence;
-- their daily bars from `PRICE_HISTORY_FROM` (META's from `FB.csv`, under the news's
-  ticker), and the market proxy's: the residual label of a January 2019 anchor fits a
-  12-month market model ending 20 sessions earlier;
+- their daily bars from `first_day` to `last_day` (META's from `FB.csv`, under the news's
+  ticker), and the market proxy's: the residual label of an anchor fits a 12-month market
+  model ending 20 sessions before it, so the bars start 16 months before the validation
+  period (`bars_span`);
 - the EDGAR submissions and the filing PDFs (SEC evidence; PDFs without an acceptance time
   are stored as approximate, as ingest does).
 
@@ -44,6 +45,17 @@ def universe(data: Path) -> list[str]:
     return sorted(t for t in news if _price_file(data, t).is_file() and _has_bars(data, t))
 
 
+def describe(data: Path) -> str:
+    """What the folder holds, for a report: tickers, EDGAR indexes, filing PDFs."""
+    tickers = universe(data)
+    edgar = len(list((data / "event/edgar/submissions").glob("*.json")))
+    pdfs = len(list((data / "event/filings_pdf").glob("*.pdf")))
+    return (
+        f"{len(tickers)} tickers with news and prices; SEC evidence from the EDGAR "
+        f"submissions of {edgar} companies and {pdfs} filing PDFs"
+    )
+
+
 def _price_file(data: Path, ticker: str) -> Path:
     return data / "event/prices" / f"{PRICE_FILE.get(ticker, ticker)}.csv"
 
@@ -65,9 +77,16 @@ def _news(data: Path, tickers: set[str], out: Path) -> int:
     return n
 
 
-def _bars(src: Path, out: Path) -> None:
+def bars_span(first_anchor: dt.date, last_anchor: dt.date) -> tuple[dt.date, dt.date]:
+    """The bars a store needs for anchors from `first_anchor` to `last_anchor`: 16 months
+    before (the labels' market model) and three weeks after (the 5-session labels)."""
+    start = dt.date(first_anchor.year - 1, first_anchor.month, 1) - dt.timedelta(days=130)
+    return start, last_anchor + dt.timedelta(days=21)
+
+
+def _bars(src: Path, out: Path, first_day: dt.date, last_day: dt.date) -> None:
     lines = src.read_text().splitlines()
-    first, last = PRICE_HISTORY_FROM.isoformat(), LAST_DAY.isoformat()
+    first, last = first_day.isoformat(), last_day.isoformat()
     out.write_text("\n".join([lines[0], *(x for x in lines[1:] if first <= x[:10] <= last)]) + "\n")
 
 
@@ -86,8 +105,15 @@ def _load(store: BaseStore, kind: str, paths: list[Path]) -> None:
         print(f"  rejected: {reject}", flush=True)
 
 
-def build(store_dir: Path, data: Path = DATA) -> BaseStore:
-    """The store, built into `store_dir` when it is new, else opened as it is."""
+def build(
+    store_dir: Path,
+    data: Path = DATA,
+    *,
+    first_day: dt.date = PRICE_HISTORY_FROM,
+    last_day: dt.date = LAST_DAY,
+) -> BaseStore:
+    """The store, built into `store_dir` when it is new (bars from `first_day` to
+    `last_day`), else opened as it is."""
     fresh = not store_dir.exists() or not any(store_dir.iterdir())
     store = open_store(store_dir / "store", settings=Settings(home=store_dir / "home"))
     if not fresh:
@@ -101,10 +127,10 @@ def build(store_dir: Path, data: Path = DATA) -> BaseStore:
     print(f"news of the universe: {n} items", flush=True)
     prices = []
     for t in tickers:
-        _bars(_price_file(data, t), staged / "prices" / f"{t}.csv")
+        _bars(_price_file(data, t), staged / "prices" / f"{t}.csv", first_day, last_day)
         prices.append(staged / "prices" / f"{t}.csv")
     proxy = staged / "prices" / "QQQ.csv"  # a bars file names its ticker
-    _bars(data / "event" / PROXY_FILE, proxy)
+    _bars(data / "event" / PROXY_FILE, proxy, first_day, last_day)
     _load(store, "prices", [*prices, proxy])
     _load(
         store,

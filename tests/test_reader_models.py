@@ -341,3 +341,36 @@ def test_the_installed_build_needs_nothing_this_cpu_lacks(smollm: Path) -> None:
     refuse_missing_features(info, flags)
     with pytest.raises(Exception, match="lacks"):
         refuse_missing_features(info, set())  # the check can fail: every feature missing
+
+
+def test_a_scored_impact_decision_reads_once_and_is_then_cached(
+    smollm: Path, tmp_path: Path
+) -> None:
+    """Impact by scoring with a real model: three horizons of whole options (probabilities
+    that sum to one), a citation reply within the given ids, and the same decision again
+    from the cache without a read."""
+    from finkg.reader.llamacpp import LlamaCpp
+    from finkg.reader.read import OutputCache
+    from finkg.tasks.impact.scoring import CLASSES, cited_ids, score_anchor
+
+    llm = LlamaCpp(smollm, model_id="smollm2-135m", n_ctx=2048, threads=2)
+    cache = OutputCache(tmp_path / "replies.sqlite")
+    first = score_anchor(
+        llm, VALUES, ids=sorted(IDS), horizons=(1, 3, 5), features=(), heads={}, cache=cache
+    )
+    assert first.reads == 4 and not first.cached and first.seconds > 0
+    for h in (1, 3, 5):
+        p = first.probabilities(h)
+        assert set(p) == set(CLASSES) and math.isclose(sum(p.values()), 1.0)
+        assert all(math.isfinite(v) and v < 0 for v in first.scores[h].logprobs.values())
+        assert first.values[h] in (-1, 0, 1)
+    assert set(cited_ids(first)) <= IDS and first.citation.json_valid
+    # the horizons differ only in their question: the options' scores differ too
+    assert first.scores[1].logprobs != first.scores[5].logprobs
+    again = score_anchor(
+        llm, VALUES, ids=sorted(IDS), horizons=(1, 3, 5), features=(), heads={}, cache=cache
+    )
+    assert again.cached and again.reads == 0 and again.seconds == 0
+    assert {h: s.logprobs for h, s in again.scores.items()} == {
+        h: s.logprobs for h, s in first.scores.items()
+    }

@@ -28,8 +28,10 @@ CLASSES = (-1, 0, 1)
 
 
 def _arrays(predicted: Sequence, actual: Sequence) -> tuple[np.ndarray, np.ndarray]:
+    """Items are rows: one value per item, or one row of values per item (an anchor's
+    decisions at each horizon), resampled and shuffled together."""
     p, a = np.asarray(predicted), np.asarray(actual)
-    if p.shape != a.shape or p.ndim != 1:
+    if p.shape != a.shape or p.ndim not in (1, 2):
         raise ValueError(f"predictions and labels differ in shape: {p.shape} and {a.shape}")
     return p, a
 
@@ -53,6 +55,36 @@ def non_neutral_f1(predicted: Sequence, actual: Sequence) -> float:
 def accuracy(predicted: Sequence, actual: Sequence) -> float:
     p, a = _arrays(predicted, actual)
     return float(np.mean(p == a)) if len(p) else 0.0
+
+
+def multiclass_mcc(predicted: Sequence, actual: Sequence, classes: Sequence = CLASSES) -> float:
+    """Matthews correlation over several classes (Gorodkin's R_K; 0 when either side is
+    constant); for two classes it equals `mcc`.
+
+    >>> round(multiclass_mcc([1, 0, -1, 0], [1, 0, -1, 1]), 3)
+    0.7
+    """
+    p, a = _arrays(predicted, actual)
+    index = {c: i for i, c in enumerate(classes)}
+    confusion = np.zeros((len(classes), len(classes)))
+    for x, y in zip(p.ravel(), a.ravel(), strict=True):
+        confusion[index[y], index[x]] += 1
+    t, q = confusion.sum(axis=1), confusion.sum(axis=0)
+    c, s = float(np.trace(confusion)), float(confusion.sum())
+    den = np.sqrt((s * s - float(q @ q)) * (s * s - float(t @ t)))
+    return float((c * s - float(t @ q)) / den) if den else 0.0
+
+
+def per_column(metric: Metric) -> Metric:
+    """`metric` averaged over the columns of 2-D items (an anchor's horizons)."""
+
+    def averaged(predicted: np.ndarray, actual: np.ndarray) -> float:
+        p, a = np.asarray(predicted), np.asarray(actual)
+        if p.ndim == 1:
+            return metric(p, a)
+        return float(np.mean([metric(p[:, j], a[:, j]) for j in range(p.shape[1])]))
+
+    return averaged
 
 
 def mcc(predicted: Sequence, actual: Sequence, positive: object = "rise") -> float:

@@ -33,6 +33,7 @@ class ScoredItem:
     """One stored scored decision at one horizon, beside its label (None: no label)."""
 
     prediction: str
+    anchor: str
     ticker: str
     headline: str
     prediction_day: dt.date
@@ -96,6 +97,7 @@ def scored_items(
         out.append(
             ScoredItem(
                 prediction=r["prediction"].value,  # type: ignore[union-attr]
+                anchor=r["anchor"].value,  # type: ignore[union-attr]
                 ticker=ticker,
                 headline=r["headline"].value,  # type: ignore[union-attr]
                 prediction_day=day,  # type: ignore[arg-type]
