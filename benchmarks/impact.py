@@ -50,15 +50,17 @@ from finkg.evaluation.stats import paired
 from finkg.kg.calendar import get_calendar
 from finkg.reader.backends import open_reader
 from finkg.reader.read import OutputCache, prompt, read
-from finkg.reader.schemas import ImpactCompact
+from finkg.reader.schemas import ImpactCompact, ImpactPrediction
 from finkg.retrieval.indexes import open_indexes
 from finkg.retrieval.memory import MemoryParams
 from finkg.tasks.impact.anchors import Anchor, anchors
 from finkg.tasks.impact.history import scored_items, validation_history
 from finkg.tasks.impact.job import Span, backtest_job, memory_of, validation
-from finkg.tasks.impact.predict import ImpactConfig, anchor_inputs, prompt_values, retrieve
+from finkg.tasks.impact.predict import ImpactConfig, anchor_inputs, retrieve, shown_card
 from finkg.tasks.impact.prequential import run_together
+from finkg.tasks.impact.prompting import prompt_values
 from finkg.tasks.impact.scoreboard import (
+    HORIZONS,
     METRICS,
     decisions,
     horizon_mix,
@@ -66,7 +68,7 @@ from finkg.tasks.impact.scoreboard import (
     rank_ic_interval,
     scoreboard,
 )
-from finkg.tasks.impact.scoring import score_anchor
+from finkg.tasks.impact.scoring import questions, score_anchor
 
 ROOT = Path(__file__).resolve().parents[1]
 NEW_YORK = ZoneInfo("America/New_York")
@@ -140,8 +142,9 @@ def choose_head(items, *, seed: int = 0) -> tuple[str, dict[str, float]]:  # typ
 
 
 def compare_replies(store, llm, sample, *, texts, vectors, config, prices, calendar, n):  # type: ignore[no-untyped-def]
-    """Seconds per anchor of the compact grammar reply and of scoring, no cache, same
-    anchors (static retrieval), each form over the anchors in a row, in both orders."""
+    """Seconds per anchor of the grammar replies (compact and full) and of scoring, no
+    cache, the same anchors (static retrieval), each form over the anchors in a row, in both
+    orders; ratios with intervals that resample anchors."""
     chosen = sample[:: max(1, len(sample) // n)][:n]
     values = []
     for a in chosen:
@@ -149,41 +152,59 @@ def compare_replies(store, llm, sample, *, texts, vectors, config, prices, calen
             store, a, texts=texts, vectors=vectors, config=config, prices=prices, calendar=calendar
         )
         got = retrieve(store, a, pool=inputs.pool, memory=None, config=config)
-        v, ids = prompt_values(store, a, got.context, config, inputs.card)
-        values.append((v, ids, inputs.features))
-    compact = prompt("impact_compact")
-    times: dict[str, list[float]] = {"grammar": [], "scored": []}
+        chars = config.snippet_chars
+        old, ids = prompt_values(store, a, got.context, chars, inputs.card)
+        new, _ = prompt_values(store, a, got.context, chars, shown_card(inputs, config))
+        values.append((old, new, sorted(ids), inputs.features))
+    forms = {
+        "grammar": (prompt("impact_compact"), ImpactCompact),
+        "full": (prompt("impact"), ImpactPrediction),
+    }
+    times: dict[str, list[float]] = {k: [] for k in ("grammar", "full", "scored", "scored_same")}
+
+    def first_prompt(v: dict, ids: list[str]) -> list:
+        return questions(v, ids=ids, horizons=HORIZONS)[0][0]
+
+    tokens = {
+        "grammar": np.mean([llm.count_tokens(forms["grammar"][0].render(v[0])) for v in values]),
+        "full": np.mean([llm.count_tokens(forms["full"][0].render(v[0])) for v in values]),
+        "scored": np.mean([llm.count_tokens(first_prompt(v[1], v[2])) for v in values]),
+    }
 
     def grammar_round() -> None:
-        for v, ids, _ in values:
-            started = time.perf_counter()
-            read(llm, compact, v, ImpactCompact, allowed_ids=set(ids), max_tokens=config.max_tokens)
-            times["grammar"].append(time.perf_counter() - started)
+        for key, (template, contract) in forms.items():
+            for old, _, ids, _ in values:
+                started = time.perf_counter()
+                read(
+                    llm, template, old, contract, allowed_ids=set(ids), max_tokens=config.max_tokens
+                )
+                times[key].append(time.perf_counter() - started)
 
     def scored_round() -> None:
-        for v, ids, features in values:
-            started = time.perf_counter()
-            score_anchor(llm, v, ids=sorted(ids), horizons=(1, 3, 5), features=features, heads={})
-            times["scored"].append(time.perf_counter() - started)
+        for old, new, ids, features in values:
+            for key, v in (("scored", new), ("scored_same", old)):
+                started = time.perf_counter()
+                score_anchor(llm, v, ids=ids, horizons=HORIZONS, features=features, heads={})
+                times[key].append(time.perf_counter() - started)
 
     for first, second in ((grammar_round, scored_round), (scored_round, grammar_round)):
         first()
         second()
-    g, s = np.array(times["grammar"]), np.array(times["scored"])
-    rng = np.random.default_rng(0)
-    ratios = []
-    for _ in range(1000):
-        i = rng.integers(0, len(g), len(g))
-        ratios.append(g[i].mean() / s[i].mean())
-    low, high = np.percentile(ratios, [2.5, 97.5])
-    return {
-        "anchors": len(chosen),
-        "grammar_s": float(g.mean()),
-        "scored_s": float(s.mean()),
-        "ratio": float(g.mean() / s.mean()),
-        "ratio_low": float(low),
-        "ratio_high": float(high),
-    }
+    arrays = {k: np.array(v) for k, v in times.items()}
+    draws = np.random.default_rng(0).integers(0, len(chosen), size=(1000, len(chosen) * 2))
+    out: dict[str, float] = {"anchors": len(chosen)}
+    out |= {f"{k}_tokens": float(v) for k, v in tokens.items()}
+    out |= {f"{k}_s": float(v.mean()) for k, v in arrays.items()}
+    for key in ("scored", "scored_same"):
+        for base, name in (("grammar", ""), ("full", "_full")):
+            ratios = [arrays[base][i].mean() / arrays[key][i].mean() for i in draws]
+            low, high = np.percentile(ratios, [2.5, 97.5])
+            out |= {
+                f"{key}{name}_ratio": float(arrays[base].mean() / arrays[key].mean()),
+                f"{key}{name}_low": float(low),
+                f"{key}{name}_high": float(high),
+            }
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -201,7 +222,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--head", default="auto", choices=("auto", "none", "prior", "multinomial", "card")
     )
-    parser.add_argument("--snippet-chars", type=int, default=200)
+    parser.add_argument("--snippet-chars", type=int, default=160)
     parser.add_argument("--lambda", dest="lam", type=float, default=0.30)
     parser.add_argument("--delta", type=float, default=0.20)
     parser.add_argument("--proxy", default=PROXY)

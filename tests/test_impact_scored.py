@@ -22,6 +22,7 @@ from finkg.kg.store import open_store
 from finkg.ontology.terms import FKG
 from finkg.reader.llm import ScriptedLLM
 from finkg.reader.rules import respond, rule_of
+from finkg.reader.rules import score as rule_score
 from finkg.tasks.impact.history import head_history, scored_items
 from finkg.tasks.impact.job import Span, run_job
 from finkg.tasks.impact.predict import ImpactConfig
@@ -48,6 +49,8 @@ OPTION = {1: "up", 0: "neutral", -1: "down"}
 
 
 def biased_scores(messages, options):  # type: ignore[no-untyped-def]
+    if set(options) != set(BIAS):  # the citation question: the rule analyst's answer
+        return rule_score(messages, options)
     direction, _, _ = rule_of(messages[-1]["content"])
     return {o: BIAS[o] + (2.0 if o == OPTION[direction] else 0.0) for o in options}
 

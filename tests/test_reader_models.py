@@ -347,24 +347,25 @@ def test_a_scored_impact_decision_reads_once_and_is_then_cached(
     smollm: Path, tmp_path: Path
 ) -> None:
     """Impact by scoring with a real model: three horizons of whole options (probabilities
-    that sum to one), a citation reply within the given ids, and the same decision again
-    from the cache without a read."""
+    that sum to one) and the citation question over the ids and "none", read as one batch;
+    the same decision again from the cache without a read."""
     from finkg.reader.llamacpp import LlamaCpp
     from finkg.reader.read import OutputCache
-    from finkg.tasks.impact.scoring import CLASSES, cited_ids, score_anchor
+    from finkg.tasks.impact.scoring import CLASSES, NONE, cited_ids, score_anchor
 
     llm = LlamaCpp(smollm, model_id="smollm2-135m", n_ctx=2048, threads=2)
     cache = OutputCache(tmp_path / "replies.sqlite")
     first = score_anchor(
         llm, VALUES, ids=sorted(IDS), horizons=(1, 3, 5), features=(), heads={}, cache=cache
     )
-    assert first.reads == 4 and not first.cached and first.seconds > 0
+    assert first.reads == 1 and not first.cached and first.seconds > 0
     for h in (1, 3, 5):
         p = first.probabilities(h)
         assert set(p) == set(CLASSES) and math.isclose(sum(p.values()), 1.0)
         assert all(math.isfinite(v) and v < 0 for v in first.scores[h].logprobs.values())
         assert first.values[h] in (-1, 0, 1)
-    assert set(cited_ids(first)) <= IDS and first.citation.json_valid
+    assert first.citation is not None and set(first.citation.logprobs) == {*IDS, NONE}
+    assert set(cited_ids(first)) <= IDS
     # the horizons differ only in their question: the options' scores differ too
     assert first.scores[1].logprobs != first.scores[5].logprobs
     again = score_anchor(
@@ -374,3 +375,28 @@ def test_a_scored_impact_decision_reads_once_and_is_then_cached(
     assert {h: s.logprobs for h, s in again.scores.items()} == {
         h: s.logprobs for h, s in first.scores.items()
     }
+
+
+def test_prompts_sharing_an_opening_score_in_one_batch_as_they_do_one_by_one(
+    smollm: Path,
+) -> None:
+    """`score_many` evaluates the shared opening once and every question and option after
+    it in one batch: the same scores as one `score` per prompt up to the last bits, the
+    same numbers on every call, whatever the context held before."""
+    from finkg.reader.llamacpp import LlamaCpp
+
+    llm = LlamaCpp(smollm, model_id="smollm2-135m", n_ctx=2048, threads=2)
+    base = prompt("impact").render(VALUES)
+    requests = [
+        ([base[0], {"role": "user", "content": base[1]["content"] + f"\nHorizon {h}?"}],
+         ["up", "neutral", "down"])
+        for h in (1, 3, 5)
+    ] + [([base[0], {"role": "user", "content": base[1]["content"] + "\nWhich id?"}],
+          ["N1", "F1", "none"])]  # fmt: skip
+    one_by_one = [llm.score(m, o) for m, o in requests]
+    batch = llm.score_many(requests)
+    for a, b in zip(one_by_one, batch, strict=True):
+        assert a.keys() == b.keys()
+        assert max(abs(a[k] - b[k]) for k in a) < 0.3, (a, b)
+    llm.score([{"role": "user", "content": "something else entirely " * 20}], ["yes", "no"])
+    assert llm.score_many(requests) == batch

@@ -83,11 +83,22 @@ def impact() -> None:
 @click.option("--delta", default=0.20, show_default=True, help="Memory clip.")
 @click.option(
     "--reply",
-    type=click.Choice(["full", "compact"]),
-    default="full",
+    type=click.Choice(["scored", "full", "compact"]),
+    default="scored",
     show_default=True,
-    help="The reader's reply: with reasons (paper 000's schema), or signals and one "
-    "citation list only (about 30 tokens, for a slow reader).",
+    help="How the reader decides: scored (the log-probabilities of the whole options up, "
+    "neutral and down per horizon, through --head, and a short citation reply), or a "
+    "generated JSON reply with reasons (full, paper 000's schema) or without (compact).",
+)
+@click.option(
+    "--head",
+    type=click.Choice(["prior", "multinomial", "card", "none"]),
+    default="prior",
+    show_default=True,
+    help="The decision head of a scored reply: class-prior correction, a multinomial model "
+    "over the scores and the market card, the card alone, or the raw argmax; fitted only on "
+    "labels matured before each decision, starting from the scored validation decisions "
+    "stored (run `--variant static` over the validation period first).",
 )
 @store_option
 @click.pass_context
@@ -101,12 +112,14 @@ def run_command(
     lam: float,
     delta: float,
     reply: str,
+    head: str,
     store: str | None,
 ) -> None:
     """Predict every news anchor of a period, feeding matured labels back in time order.
 
     Each variant writes its own predictions and runs to the outputs graph; memory variants
-    update their source memory in the memory graph as labels mature.
+    update their source memory in the memory graph as labels mature, and every variant's
+    decision heads (a scored reply) learn from its own matured labels.
     """
     import dataclasses
 
@@ -115,7 +128,10 @@ def run_command(
 
     test = _span(start, end, "--from/--to")
     config = ImpactConfig(
-        proxy=proxy, memory=dataclasses.replace(MemoryParams(), lam=lam, delta=delta), reply=reply
+        proxy=proxy,
+        memory=dataclasses.replace(MemoryParams(), lam=lam, delta=delta),
+        reply=reply,
+        head=head,
     )
     with _open(ctx, store) as s, _progress() as bar:
         tasks: dict[str, int] = {}
@@ -140,10 +156,14 @@ def run_command(
     )
     for variant, summary in runs.items():
         fb = summary.feedback
+        heads = (
+            f"; {summary.head_items} matured labels reached its heads" if reply == "scored" else ""
+        )
         out.print(
             f"{variant}: {summary.predictions} predictions, {summary.json_invalid} without valid "
-            f"JSON; feedback: {fb.outcomes} outcomes, {fb.updates} memory updates, "
-            f"{fb.uncited} uncited signals"
+            f"JSON; {summary.reads} reads made, {summary.cached} anchors answered by the cache; "
+            f"feedback: {fb.outcomes} outcomes, {fb.updates} memory updates, "
+            f"{fb.uncited} uncited signals{heads}"
         )
 
 

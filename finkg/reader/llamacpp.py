@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 
 from finkg.errors import InputError
-from finkg.reader import cpu
+from finkg.reader import cpu, scoring_batch
 from finkg.reader.llm import ContextOverflow, Generation, Message, ReaderError, check_messages
 
 # llama-cpp-python 0.3.36 writes a JSON string character as `[^"\\]`, which lets raw
@@ -152,8 +152,10 @@ PREFIX_BLOCK = 64
 class LlamaCpp:
     """A GGUF model file, loaded once."""
 
-    decoding = "grammar-1"  # part of the reply cache key: bump when decoding changes a reply
-    scoring = "options+end-1"  # how `score` scores: whole options with the end-of-turn token
+    decoding = "grammar-2"  # part of the reply cache key: bump when decoding changes a reply
+    # how `score` scores: whole options with the end-of-turn token, in a unified cache
+    # (`score_many`: several prompts sharing their opening in one batch)
+    scoring = "options+end-2"
 
     def __init__(
         self,
@@ -187,7 +189,7 @@ class LlamaCpp:
         self.block = block
 
         def load(window: int) -> Any:
-            return Llama(
+            llm = Llama(
                 model_path=str(path),
                 n_ctx=window,
                 n_threads=threads,
@@ -197,6 +199,8 @@ class LlamaCpp:
                 seed=seed,
                 verbose=False,
             )
+            scoring_batch.open_sequences(llm)  # room for `score_many`'s sequences
+            return llm
 
         self.llm = load(n_ctx)
         trained = int(self.llm._model.n_ctx_train())
@@ -323,6 +327,13 @@ class LlamaCpp:
 
         eot = int(llama_cpp.llama_vocab_eot(self.llm._model.vocab))
         return eot if eot >= 0 else int(self.llm.token_eos())
+
+    def score_many(
+        self, requests: Sequence[tuple[Sequence[Message], Sequence[str]]], *, end: bool = True
+    ) -> list[dict[str, float]]:
+        """`score` for several prompts that share their opening: the opening evaluated once,
+        every prompt's tail and options in one batch (`scoring_batch`)."""
+        return scoring_batch.score_many(self, requests, end=end)
 
     def score(
         self, messages: Sequence[Message], options: Sequence[str], *, end: bool = True

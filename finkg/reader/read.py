@@ -35,7 +35,6 @@ from finkg.reader.llm import LLM, ContextOverflow, Generation, Message, messages
 from finkg.reader.schemas import (
     Answer,
     EntitySelection,
-    ImpactCitation,
     ImpactPrediction,
     Recommendation,
 )
@@ -195,6 +194,46 @@ def score_options(
     return OptionScores(dict(logprobs), digest, tokens, seconds, False)
 
 
+def score_many(
+    llm: LLM,
+    requests: list[tuple[list[Message], list[str]]],
+    *,
+    cache: OutputCache | None = None,
+) -> list[OptionScores]:
+    """`score_options` for several prompts read together: a backend with `score_many`
+    (the local reader) scores them in one batch after their shared opening, any other one
+    prompt by prompt. Cached as one entry (the scores of a batch depend on its members'
+    shared opening), so a hit is exactly what the read gave; the read's seconds are split
+    evenly over the results, its prompt tokens (the first prompt's) go to the first."""
+    digests = [messages_hash(m, {"options": list(o)}) for m, o in requests]
+    key = hashlib.sha256("/".join(digests).encode()).hexdigest() + "/many"
+    if scoring := getattr(llm, "scoring", ""):
+        key = f"{key}/{scoring}"
+    if cache is not None and (hit := cache.get(llm.model_id, key)) is not None:
+        share = hit.seconds / max(len(requests), 1)
+        return [
+            OptionScores(scores, d, hit.tokens_in if i == 0 else 0, share, True)
+            for i, (scores, d) in enumerate(zip(json.loads(hit.text), digests, strict=True))
+        ]
+    started = time.perf_counter()
+    batch = getattr(llm, "score_many", None)
+    if callable(batch):
+        found = batch(requests)
+    else:
+        found = [llm.score(m, o) for m, o in requests]
+    seconds = time.perf_counter() - started
+    counter = getattr(llm, "count_tokens", None)
+    tokens = int(counter(requests[0][0])) if callable(counter) and requests else 0
+    if cache is not None:
+        text = json.dumps([dict(sorted(f.items())) for f in found])
+        cache.put(key, Generation(text, llm.model_id, tokens, 0, seconds))
+    share = seconds / max(len(requests), 1)
+    return [
+        OptionScores(dict(f), d, tokens if i == 0 else 0, share, False)
+        for i, (f, d) in enumerate(zip(found, digests, strict=True))
+    ]
+
+
 CITATION_FIELDS = frozenset({"ids", "citations", "citation", "evidence", "selected"})
 
 
@@ -319,8 +358,6 @@ def check_citations(output: BaseModel, allowed: set[str]) -> tuple[BaseModel, li
     elif isinstance(output, Recommendation):
         for rec in data["recommendations"]:
             rec["evidence"] = keep(rec["evidence"])
-    elif isinstance(output, ImpactCitation):
-        data["ids"] = keep(data["ids"])
     elif isinstance(output, EntitySelection):
         data["selected"] = keep(data["selected"])
     return type(output).model_validate(data), list(dict.fromkeys(kept)), dropped

@@ -7,7 +7,8 @@ directional cue (a filing raising or lowering guidance; news whose shares rose o
 that calls something a clear positive or negative), predicts that direction at every
 horizon and cites it; with nothing directional it predicts 0 and cites nothing. Asked to
 score the options of a scored prompt (`tasks/impact/scoring.py`), it gives the option of
-that direction probability 0.9 and each other 0.05; asked for citations, the same id. It never
+that direction probability 0.9 and each other 0.05, and the id it follows (or "none")
+the same when asked which item matters most. It never
 sees prices or labels, and it reads the anchor's headline only as the event, not as a cue.
 
 It is the frozen reader of the demo and of the tests: because it follows the best-ranked
@@ -44,7 +45,6 @@ def cue(text: str) -> int:
     return 1 if UP.search(text) else -1 if DOWN.search(text) else 0
 
 
-CITE_QUESTION = "Which evidence items"  # the impact_cite template's question
 OPTION_OF = {1: "up", 0: "neutral", -1: "down"}
 CHOSEN, OTHER = math.log(0.9), math.log(0.05)
 
@@ -64,11 +64,9 @@ def rule_of(user: str) -> tuple[int, list[str], str]:
 
 
 def respond(messages: Sequence[Message]) -> str:
-    """The JSON reply to one rendered impact prompt (or citation prompt)."""
+    """The JSON reply to one rendered impact prompt."""
     user = messages[-1]["content"]
     direction, ids, why = rule_of(user)
-    if CITE_QUESTION in user:
-        return json.dumps({"ids": ids})
     value = {1: "+1", 0: "0", -1: "-1"}[direction]
     signal = {"signal": value, "ids": ids, "reason": why}
     return json.dumps(
@@ -81,10 +79,14 @@ def respond(messages: Sequence[Message]) -> str:
 
 
 def score(messages: Sequence[Message], options: Sequence[str]) -> dict[str, float]:
-    """The options' log-probabilities for a scored impact prompt: the rule's direction at
-    probability 0.9, each other option at 0.05 (the rule is the same at every horizon)."""
-    direction, _, _ = rule_of(messages[-1]["content"])
-    chosen = OPTION_OF[direction]
+    """Option log-probabilities for a scored impact prompt: a direction question's option of
+    the rule's direction at 0.9, each other at 0.05 (the rule is the same at every horizon);
+    a citation question's id the rule follows at 0.9, or "none" when it follows none."""
+    direction, ids, _ = rule_of(messages[-1]["content"])
+    if set(options) == set(OPTION_OF.values()):
+        chosen = OPTION_OF[direction]
+    else:
+        chosen = ids[0] if ids and ids[0] in options else "none"
     return {o: CHOSEN if o == chosen else OTHER for o in options}
 
 

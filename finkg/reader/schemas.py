@@ -79,13 +79,6 @@ class ImpactCompact(_Out):
         )
 
 
-class ImpactCitation(_Out):
-    """The evidence a scored impact decision rests on: at most two ids (the decision itself
-    comes from the options' log-probabilities, `tasks/impact/scoring.py`)."""
-
-    ids: list[str] = Field(max_length=2, description="ids of the listed evidence that matter most")
-
-
 # -- paper 001: next-session movement ---------------------------------------------------
 
 

@@ -64,6 +64,29 @@ class MarketCard(BaseModel):
             ]
         )
 
+    def brief(self) -> str:
+        """The same numbers in two lines (a scored prompt's card: fewer tokens, no prose).
+
+        >>> r = Returns(d1=0.01, d5=-0.02, d20=None, volatility_state="normal")
+        >>> print(MarketCard(ticker="ACME", proxy="QQQ", as_of=dt.date(2020, 5, 1), stock=r,
+        ...                  market=r, trend="up").brief())
+        ACME to 2020-05-01: 1D +1.0%, 5D -2.0%, 20D n/a; volatility normal; trend up
+        QQQ: 1D +1.0%, 5D -2.0%, 20D n/a; volatility normal
+        """
+
+        def pct(x: float | None) -> str:
+            return "n/a" if x is None else f"{x:+.1%}"
+
+        def line(r: Returns) -> str:
+            return (
+                f"1D {pct(r.d1)}, 5D {pct(r.d5)}, 20D {pct(r.d20)}; volatility {r.volatility_state}"
+            )
+
+        return (
+            f"{self.ticker} to {self.as_of}: {line(self.stock)}; trend {self.trend}\n"
+            f"{self.proxy}: {line(self.market)}"
+        )
+
 
 CARD_SESSIONS = 300  # the most a card looks back over (the trend needs 60)
 CARD_DAYS = 450  # calendar days that hold CARD_SESSIONS sessions, holidays included

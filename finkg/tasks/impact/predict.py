@@ -30,12 +30,10 @@ from finkg.kg.derive.cards import market_card
 from finkg.kg.iri import mint
 from finkg.kg.outputs import RunRecord, Used, run_iri, write_output
 from finkg.kg.store import BaseStore
-from finkg.ontology.families import family_label, top_family
-from finkg.ontology.terms import FKG, PROV
+from finkg.ontology.terms import PROV
 from finkg.reader.llm import LLM
 from finkg.reader.read import OutputCache, ReadResult, prompt, read
 from finkg.reader.schemas import ImpactCompact, ImpactPrediction
-from finkg.retrieval.live import node_texts
 from finkg.retrieval.memory import (
     MemoryParams,
     MemoryTimeline,
@@ -49,14 +47,17 @@ from finkg.retrieval.pools import Pool, PoolSpec, TextSource, VectorSource, buil
 from finkg.tasks.head_records import Head
 from finkg.tasks.heads import KINDS
 from finkg.tasks.impact.anchors import Anchor
+from finkg.tasks.impact.prompting import prompt_values
 from finkg.tasks.impact.scoring import (
     FEATURES,
+    SCORED_TEMPLATE,
     Scored,
     anchor_features,
     as_prediction,
     cited_ids,
     finite,
     score_anchor,
+    scored_templates_sha256,
 )
 from finkg.tasks.records import impact_quads
 
@@ -68,10 +69,6 @@ REPLIES: dict[str, tuple[str, type[ImpactPrediction] | type[ImpactCompact]]] = {
 }
 SCORED = "scored"
 REPLY_FORMS = (SCORED, *REPLIES)
-# short ids by paper 000's family (`top_family`): a press release, analysis or news report
-# is an N; the label the reader sees is the item's own family (`family_label`)
-SHORT = {FKG.News: ("N", "News"), FKG.SecFiling: ("F", "SEC Filing")}
-OTHER_FAMILY = ("D", "Document")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -143,6 +140,7 @@ class AnchorInputs:
     pool: Pool
     card: str  # the market card's text
     features: tuple[float, ...] = ()  # the job's own numbers (`scoring.FEATURES`)
+    brief: str = ""  # the card's numbers in two lines (what a scored prompt shows)
 
 
 def anchor_inputs(
@@ -171,14 +169,16 @@ def anchor_inputs(
     z = None
     if prices is not None and calendar is not None:
         z = prior_z(prices, anchor.ticker, config.proxy, anchor.prediction_day, calendar=calendar)
-    return AnchorInputs(pool, card.text(), anchor_features(card, anchor.event_type, z))
+    return AnchorInputs(
+        pool, card.text(), anchor_features(card, anchor.event_type, z), card.brief()
+    )
 
 
 @dataclass(frozen=True)
 class ImpactResult:
     anchor: Anchor
     retrieved: Retrieved
-    read: ReadResult  # the generated reply (for a scored decision: the citation reply)
+    read: ReadResult  # the generated reply (for a scored decision: its summary)
     prediction: NamedNode | None  # None when the reply never matched the schema
     ids: dict[str, NamedNode]  # the reader's short ids
     scored: Scored | None = None  # a scored decision's scores, heads and values
@@ -201,6 +201,12 @@ class ImpactResult:
         return 0.0 if self.read.cached else self.read.seconds
 
 
+def shown_card(inputs: AnchorInputs, config: ImpactConfig) -> str:
+    """The card a prompt shows: its numbers in two lines for a scored decision, the paper's
+    card for a generated reply."""
+    return inputs.brief if config.reply == SCORED and inputs.brief else inputs.card
+
+
 def retrieve(
     store: BaseStore,
     anchor: Anchor,
@@ -221,48 +227,6 @@ def retrieve(
     ranked = rerank(pool.candidates, event_type=anchor.event_type, counts=counts, params=params)
     seen = sum(c.updates for c in counts.values())
     return Retrieved(pool, tuple(ranked[: config.memory.top]), seen)
-
-
-def evidence_block(
-    store: BaseStore, context: tuple[Ranked, ...], snippet_chars: int
-) -> tuple[str, dict[str, NamedNode]]:
-    """`N1 [News, 2020-04-29]: text...` lines and the id of each item."""
-    texts = node_texts(store, [r.candidate.evidence for r in context])
-    lines, ids, counter = [], {}, {}
-    for r in context:
-        c = r.candidate
-        letter, _ = SHORT.get(top_family(c.family), OTHER_FAMILY)
-        label = family_label(c.family)  # the publisher's family where the news has one
-        counter[letter] = counter.get(letter, 0) + 1
-        short = f"{letter}{counter[letter]}"
-        ids[short] = c.evidence
-        body = " ".join(texts[c.evidence].split())
-        if len(body) > snippet_chars:
-            body = body[: snippet_chars - 3].rsplit(" ", 1)[0] + "..."
-        lines.append(f"{short} [{label}, {c.available_at.date().isoformat()}]: {body}")
-    return "\n".join(lines) or "(no eligible evidence)", ids
-
-
-def prompt_values(
-    store: BaseStore,
-    anchor: Anchor,
-    context: tuple[Ranked, ...],
-    config: ImpactConfig,
-    card: str,
-) -> tuple[dict[str, object], dict[str, NamedNode]]:
-    """The impact template's values for one anchor, its context and its market card, and
-    the evidence ids the reader may cite."""
-    evidence, ids = evidence_block(store, context, config.snippet_chars)
-    values = {
-        "anchor_id": "A0",
-        "headline": anchor.headline,
-        "ticker": anchor.ticker,
-        "prediction_day": anchor.prediction_day.isoformat(),
-        "event_type": anchor.event_label,
-        "evidence": evidence,
-        "market_card": card,
-    }
-    return values, ids
 
 
 def predict(
@@ -297,7 +261,8 @@ def predict(
     retrieved = retrieve(
         store, anchor, pool=inputs.pool, memory=memory, config=config, timeline=timeline
     )
-    values, ids = prompt_values(store, anchor, retrieved.context, config, inputs.card)
+    card = shown_card(inputs, config)
+    values, ids = prompt_values(store, anchor, retrieved.context, config.snippet_chars, card)
     scored = None
     if config.reply == SCORED:
         scored = score_anchor(
@@ -309,10 +274,22 @@ def predict(
             heads={h: head.state for h, head in heads.items()},
             cache=cache,
         )
-        result = scored.citation
-        result.output = as_prediction(scored, cited_ids(scored), anchor.event_label)
+        cited = cited_ids(scored)
+        result = ReadResult(
+            as_prediction(scored, cited, anchor.event_label),
+            True,
+            1,
+            SCORED_TEMPLATE,
+            scored_templates_sha256(),
+            scored.prompt_hash,
+            llm.model_id,
+            tokens_in=scored.tokens_in,
+            seconds=scored.seconds,
+            cached=scored.cached,
+            cited=cited,
+        )
         prompt_hash = scored.prompt_hash
-        tokens_in, tokens_out = scored.tokens_in, result.tokens_out
+        tokens_in, tokens_out = scored.tokens_in, 0
     else:
         template, contract = REPLIES[config.reply]
         result = read(
@@ -338,6 +315,7 @@ def predict(
         parameters |= {
             "features": dict(zip(FEATURES, finite(inputs.features), strict=True)),
             "logprobs": {f"{h}D": s.logprobs for h, s in scored.scores.items()},
+            "citation": scored.citation.logprobs if scored.citation else None,
             "heads": {f"{h}D": heads[h].state.sha256 for h in heads},
         }
     record = RunRecord(

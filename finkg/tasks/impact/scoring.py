@@ -2,20 +2,21 @@
 DESIGN §6 "Decisions").
 
 For one anchor and its context the reader is asked, per horizon, one question whose
-possible replies are the three whole options "up", "neutral" and "down"; `LLM.score` gives
-each option's log-probability as the complete reply (its tokens and the end-of-turn token),
-the prompts sharing their whole opening (the event, the market card, the evidence), which a
-local reader keeps and reuses, so only the question and the options are evaluated per
-horizon. Nothing is generated for the decision, so the reply cannot be off the contract and
-no class is favoured by the way replies are sampled; a decision head (`tasks.heads`) turns
-the probabilities, and the job's own numbers (`features`), into +1 / 0 / -1.
+possible replies are the three whole options "up", "neutral" and "down", and one question
+whose replies are the listed evidence ids and "none": which item matters most. All four
+prompts share their opening (the event, the market card, the evidence) and differ only in
+the question at the end, so a local reader evaluates the opening once and every question
+and option after it in one batch (`LLM.score_many`); each option's log-probability is that
+of the complete reply, its end-of-turn token included. Nothing is generated, so a reply
+cannot be off the contract and no class is favoured by the way replies are sampled; a
+decision head (`tasks.heads`) turns the probabilities, and the job's own numbers
+(`features`), into +1 / 0 / -1 per horizon.
 
-The source memory credits the families of the evidence the reader relied on (§3.5). That
-is a second, short read: the same opening, then at most two ids, grammar-constrained
-(`ImpactCitation`, about eight reply tokens). Attributing by scoring instead (each item
-left out in turn) would cost five more prompt evaluations an anchor; the citation reply
-costs its few decoding steps. Both reads are cached by their exact prompt
-(`reader.read.OutputCache`), so a variant whose context equals another's reads nothing.
+The source memory credits the families of the evidence the reader relied on (§3.5): here
+the id the reader scores highest, or nothing when "none" wins (attribution by scoring; a
+grammar-constrained citation reply would cost a dozen decoding steps more an anchor, each
+a full pass of the model). The read is cached by its exact prompts and options
+(`reader.read.score_many`), so a variant whose context equals another's reads nothing.
 """
 
 from __future__ import annotations
@@ -34,9 +35,9 @@ from finkg.evaluation.baselines import (
     event_type_features,
 )
 from finkg.kg.derive.cards import MarketCard
-from finkg.reader.llm import LLM
-from finkg.reader.read import OptionScores, OutputCache, ReadResult, prompt, read, score_options
-from finkg.reader.schemas import HorizonSignal, ImpactCitation, ImpactPrediction, ImpactSignals
+from finkg.reader.llm import LLM, Message
+from finkg.reader.read import OptionScores, OutputCache, prompt, score_many
+from finkg.reader.schemas import HorizonSignal, ImpactPrediction, ImpactSignals
 from finkg.tasks.heads import HeadState
 
 # option -> signal value; the order is the decision heads' class order
@@ -44,6 +45,7 @@ OPTIONS: dict[str, int] = {"up": 1, "neutral": 0, "down": -1}
 CLASSES = tuple(OPTIONS)
 SCORED_TEMPLATE = "impact_scored"
 CITE_TEMPLATE = "impact_cite"
+NONE = "none"  # the citation option that cites nothing
 # the job's own numbers a decision head may use besides the reader's scores: the market
 # card's, the event type, and the prior five sessions' residual z (`baselines.prior_z`)
 FEATURES = (*CARD_FEATURES, *EVENT_FEATURES, "prior_z")
@@ -74,40 +76,41 @@ def option_logprobs(logprobs: Mapping[str, float]) -> dict[str, float]:
 @dataclass(frozen=True)
 class Scored:
     """One anchor's scored decision: per horizon the options' scores, the head that
-    decided (None: the raw argmax) and the value; the cited ids; what the reads cost."""
+    decided (None: the raw argmax) and the value; the citation's scores over the evidence
+    ids and "none" (None when no evidence was listed); what the read cost."""
 
     scores: dict[int, OptionScores]
     heads: dict[int, HeadState | None]
     values: dict[int, int]
-    citation: ReadResult
+    citation: OptionScores | None
     features: tuple[float, ...]
+
+    def _reads(self) -> list[OptionScores]:
+        return [*self.scores.values(), *([self.citation] if self.citation else [])]
 
     @property
     def reads(self) -> int:
-        """Reads really made (cache hits are not reads)."""
-        made = sum(not s.cached for s in self.scores.values())
-        return made + (not self.citation.cached)
+        """Reads really made: one batch of prompts, unless the cache answered it."""
+        return int(not self.cached)
 
     @property
     def cached(self) -> bool:
-        return all(s.cached for s in self.scores.values()) and self.citation.cached
+        return all(s.cached for s in self._reads())
 
     @property
     def seconds(self) -> float:
-        """The reader's time on the reads it made."""
-        spent = sum(s.seconds for s in self.scores.values() if not s.cached)
-        return spent + (0.0 if self.citation.cached else self.citation.seconds)
+        """The reader's time on the read it made (0 for a cache hit)."""
+        return 0.0 if self.cached else sum(s.seconds for s in self._reads())
 
     @property
     def tokens_in(self) -> int:
-        return sum(s.tokens_in for s in self.scores.values()) + self.citation.tokens_in
+        return sum(s.tokens_in for s in self._reads())
 
     @property
     def prompt_hash(self) -> str:
-        """One hash over every prompt the decision read (horizons in order, then the
-        citation prompt)."""
-        parts = [self.scores[h].prompt_hash for h in sorted(self.scores)]
-        return hashlib.sha256("/".join([*parts, self.citation.prompt_hash]).encode()).hexdigest()
+        """One hash over every prompt and option set the decision read."""
+        parts = [s.prompt_hash for s in self._reads()]
+        return hashlib.sha256("/".join(parts).encode()).hexdigest()
 
     def probabilities(self, horizon: int) -> dict[str, float]:
         return self.scores[horizon].probabilities()
@@ -123,6 +126,26 @@ def decide(scores: OptionScores, features: Sequence[float], head: HeadState | No
     return OPTIONS[head.decide(logprobs, features)]
 
 
+def scored_templates_sha256() -> str:
+    """The templates a scored decision reads, as one hash (the run's template hash)."""
+    parts = [prompt(SCORED_TEMPLATE).sha256, prompt(CITE_TEMPLATE).sha256]
+    return hashlib.sha256("/".join(parts).encode()).hexdigest()
+
+
+def questions(
+    values: Mapping[str, object], *, ids: Sequence[str], horizons: Sequence[int]
+) -> list[tuple[list[Message], list[str]]]:
+    """The prompts and options of one anchor's decision: a direction question per horizon,
+    then (with evidence listed) the citation question over the ids and "none"."""
+    template = prompt(SCORED_TEMPLATE)
+    out = [
+        (template.render({**values, "horizon": horizon_text(h)}), list(CLASSES)) for h in horizons
+    ]
+    if ids:
+        out.append((prompt(CITE_TEMPLATE).render(values), [*ids, NONE]))
+    return out
+
+
 def score_anchor(
     llm: LLM,
     values: Mapping[str, object],
@@ -133,32 +156,24 @@ def score_anchor(
     heads: Mapping[int, HeadState | None],
     cache: OutputCache | None = None,
 ) -> Scored:
-    """Score the options at every horizon, decide each through its head, and ask for the
-    cited ids (module docstring). `values` are the impact template's values."""
-    template = prompt(SCORED_TEMPLATE)
-    scores = {
-        h: score_options(
-            llm, template.render({**values, "horizon": horizon_text(h)}), list(CLASSES), cache=cache
-        )
-        for h in horizons
-    }
+    """Score every question's options in one read, and decide each horizon through its
+    head (module docstring). `values` are the impact template's values."""
+    read = score_many(llm, questions(values, ids=ids, horizons=horizons), cache=cache)
+    scores = dict(zip(horizons, read, strict=False))
     decided = {h: decide(scores[h], features, heads.get(h)) for h in horizons}
-    citation = read(
-        llm,
-        prompt(CITE_TEMPLATE),
-        values,
-        ImpactCitation,
-        allowed_ids=set(ids),
-        cache=cache,
-        max_tokens=32,
-    )
+    citation = read[len(horizons)] if ids else None
     return Scored(scores, {h: heads.get(h) for h in horizons}, decided, citation, tuple(features))
 
 
 def cited_ids(scored: Scored) -> list[str]:
-    """The valid ids the citation reply named (none when it never matched its schema)."""
-    output = scored.citation.output
-    return list(output.ids) if isinstance(output, ImpactCitation) else []
+    """The id the reader scored highest among the evidence, none when "none" won (ties: the
+    first listed)."""
+    if scored.citation is None:
+        return []
+    logprobs = scored.citation.logprobs
+    order = list(logprobs)
+    best = max(order, key=lambda o: (logprobs[o], -order.index(o)))
+    return [] if best == NONE else [best]
 
 
 def finite(values: Sequence[float]) -> list[float | None]:
