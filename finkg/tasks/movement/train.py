@@ -13,7 +13,7 @@
 5. Save the model with a manifest: data (store, windows, sample, periods), split,
    hyper-parameters, the reader's id, losses (train per epoch; valid before and after).
 
-At its defaults (16 + 4 queries x 16 candidates = 320 reader calls of ~350 tokens with the
+At its defaults (16 + 4 queries x 16 candidates = 320 reader calls of ~240 tokens with the
 0.5B reader, three epochs) it takes about 30-45 minutes on 2 CPU cores.
 """
 
