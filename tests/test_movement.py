@@ -31,9 +31,16 @@ from finkg.retrieval.sequence_retrievers import (
     open_retriever,
     top_k,
 )
-from finkg.retrieval.sequences import WindowPool, build_query, znorm
+from finkg.retrieval.sequences import WindowPool, build_query, short_number, znorm
 from finkg.shapes.validate import validate_store
-from finkg.tasks.movement.forecast import MovementConfig, forecast, predict, query_features
+from finkg.tasks.movement.forecast import (
+    MovementConfig,
+    candidate_block,
+    forecast,
+    movement_messages,
+    predict,
+    query_features,
+)
 
 TICKERS = ("AAA", "BBB", "CCC")
 START = dt.date(2019, 1, 2)
@@ -120,6 +127,29 @@ def test_the_query_is_the_papers_serialization(full: BaseStore) -> None:
     expected = (bars(0)["Adj Close"].to_numpy()[AT - 5 : AT]).tolist()
     assert data["adjusted_close_list"] == pytest.approx(expected, rel=1e-5)
     assert q.decision == get_calendar().session_open(DAY)
+
+
+def test_the_reader_sees_each_sequence_as_one_short_line(full: BaseStore) -> None:
+    pool = handmade_pool(
+        [[42.2, 42.0, 41.864, 42.28, 42.0], [445138400.0, 1.2e9, 98765.4, 0.0, 12346.0]],
+        ["{}", "{}"],
+    )
+    pool.tickers[:] = ["MO", "MO"]
+    pool.indicators[:] = ["high", "volume"]
+    pool.days[:] = np.datetime64("2014-07-02")
+    pool.movements[:] = ["freeze", "rise"]
+    assert pool.brief(0) == "MO 2014-07-02 high: 42.2 42 41.86 42.28 42 -> freeze"
+    assert pool.brief(1) == "MO 2014-07-02 volume: 445.1M 1.2B 98770 0 12350 -> rise"
+    q = build_query(full, "AAA", DAY)
+    closes = " ".join(short_number(c) for c in q.closes)
+    assert q.brief == f"AAA {DAY.isoformat()} adj_close: {closes} -> ?"
+    messages = movement_messages(q, candidate_block(pool, [0, 1]))
+    assert messages[1]["content"] == (
+        f"Query sequence:\n{q.brief}\n\nRetrieved sequences:\n{pool.brief(0)}\n"
+        f"{pool.brief(1)}\n\nWill the adjusted close of AAA rise or fall on {DAY.isoformat()}? "
+        "Answer rise or fall."
+    )
+    assert movement_messages(q, candidate_block(pool, []))[1]["content"].count("(none)") == 1
 
 
 def test_candidates_are_windows_of_every_stock_strictly_before_the_decision(
@@ -229,8 +259,10 @@ def test_the_reader_compares_the_two_labels_and_the_prediction_is_written(
     assert result.label == "fall" and result.rise_probability < 0.5
     assert len(llm.calls) == 1  # one scoring call, no generation
     text = result.messages[1]["content"]
-    assert build_query(store, "BBB", DAY).text in text
-    assert all(json.loads(t) for t in text.split("Retrieved sequences:\n")[1].splitlines()[:5])
+    assert build_query(store, "BBB", DAY).brief in text
+    lines = text.split("Retrieved sequences:\n")[1].split("\n\n")[0].splitlines()
+    pool = CONFIG.pool(store, result.query.decision)
+    assert lines == [pool.brief(h.row) for h in result.hits]  # one line per window
     rows = list(
         store.select(
             f"""PREFIX fkg: <https://w3id.org/finkg/ns#> PREFIX prov: <http://www.w3.org/ns/prov#>

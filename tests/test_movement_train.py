@@ -37,7 +37,7 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> BaseStore:
 
 def fond_of_rsi(messages: Sequence[Message], options: Sequence[str]) -> dict[str, float]:
     """A reader that is sure of "rise" when shown an RSI window, unsure otherwise."""
-    sure = '"rsi_list"' in messages[-1]["content"]
+    sure = " rsi: " in messages[-1]["content"]  # the reader's line of an RSI window
     return {o: (-0.05 if o == "rise" else -3.0) if sure else -0.69 for o in options}
 
 

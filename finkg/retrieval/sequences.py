@@ -19,6 +19,17 @@ of the window alone, so adding later windows never changes which earlier ones ar
 (future invariance), and the same windows recur across queries (their embeddings are
 cached once). Rows are sorted by IRI, which breaks every tie in the retrievers.
 
+What the reader is shown is shorter than what is stored and embedded: one line per
+sequence, `STOCK DATE series: five values -> movement` (`brief`), with the values to four
+significant digits (`short_number`). DATE is the session the movement is of (a window's
+candidate date, the query's own date), the five values end the session before it, and the
+query's movement is `?`. Paper 001's content is all there (stock, series, values, what
+followed; the five dates are the five sessions before DATE), in about a fifth of the
+tokens of the JSON, whose dates and digits a tokenizer splits one character at a time.
+The retrievers that read text (BM25, MiniLM, FinSeer) keep reading the JSON in `fkg:text`.
+
+>>> brief("MO", dt.date(2014, 7, 2), "high", [42.2, 42.0, 41.86, 42.28, 42.0], "freeze")
+'MO 2014-07-02 high: 42.2 42 41.86 42.28 42 -> freeze'
 >>> values_of('{"candidate_stock": "MO", "rsi_list": [51.2, 49.0, 47.5, 48.1, 50.0]}')
 [51.2, 49.0, 47.5, 48.1, 50.0]
 >>> keep("https://w3id.org/finkg/id/window/MO/rsi/2015-01-02", 1.0)
@@ -67,6 +78,32 @@ def values_of(text: str) -> list[float]:
     raise InputError("a window text without a value list", field="fkg:text", value=text[:120])
 
 
+def short_number(x: float) -> str:
+    """`x` to four significant digits, without an exponent; millions and billions as M, B.
+
+    >>> [short_number(v) for v in (29.669, 42.0, -0.0012345, 1234.5, 98765.4, 445138400.0)]
+    ['29.67', '42', '-0.001234', '1234', '98770', '445.1M']
+    """
+    x = float(x)
+    if not np.isfinite(x):
+        return str(x)
+    for scale, suffix in ((1e9, "B"), (1e6, "M")):
+        if abs(x) >= scale:
+            return short_number(x / scale) + suffix
+    if x == 0:
+        return "0"
+    decimals = 3 - int(np.floor(np.log10(abs(x))))
+    if decimals <= 0:
+        return str(round(round(x, decimals)))
+    return f"{round(x, decimals):.{decimals}f}".rstrip("0").rstrip(".")
+
+
+def brief(ticker: str, day: dt.date, series: str, values: Sequence[float], movement: str) -> str:
+    """One sequence as the reader sees it (module docstring)."""
+    numbers = " ".join(short_number(v) for v in values)
+    return f"{ticker} {day.isoformat()} {series}: {numbers} -> {movement}"
+
+
 def znorm(x: np.ndarray) -> np.ndarray:
     """Rows z-normalised (a constant row becomes zeros)."""
     x = np.asarray(x, dtype=np.float64)
@@ -90,6 +127,11 @@ class Query:
     @property
     def key(self) -> str:
         return f"{self.ticker}/{self.day.isoformat()}"
+
+    @property
+    def brief(self) -> str:
+        """The query as the reader sees it: its adjusted closes, the movement unknown."""
+        return brief(self.ticker, self.day, "adj_close", self.closes, "?")
 
     @property
     def text(self) -> str:
@@ -221,6 +263,16 @@ class WindowPool:
                 "sample": sample,
                 "universe": sorted(universe) if universe is not None else None,
             },
+        )
+
+    def brief(self, row: int) -> str:
+        """Window `row` as the reader sees it (module docstring)."""
+        return brief(
+            str(self.tickers[row]),
+            self.days[row].astype(dt.date),
+            str(self.indicators[row]),
+            self.values[row],
+            str(self.movements[row]),
         )
 
     def eligible(self, decision: dt.datetime) -> np.ndarray:

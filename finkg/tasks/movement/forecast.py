@@ -126,18 +126,28 @@ def label_probabilities(logprobs: dict[str, float]) -> dict[str, float]:
 
 
 def candidate_block(pool: WindowPool, rows: Sequence[int]) -> str:
-    return "\n".join(pool.texts[r] for r in rows) or "(none)"
+    """The retrieved windows as the reader sees them, one line each (`WindowPool.brief`)."""
+    return "\n".join(pool.brief(r) for r in rows) or "(none)"
 
 
 def movement_messages(query: Query, candidates: str) -> list[Message]:
+    """The reader's prompt: the query's line (`Query.brief`) and the candidates' lines."""
     return prompt("movement").render(
         {
-            "query": query.text,
+            "query": query.brief,
             "candidates": candidates,
             "ticker": query.ticker,
             "date": query.day.isoformat(),
         }
     )
+
+
+def prepare(
+    query: Query, pool: WindowPool, *, retriever: SequenceRetriever, config: MovementConfig
+) -> tuple[tuple[Hit, ...], list[Message]]:
+    """The windows `retriever` keeps for `query` and the prompt that shows them (no read)."""
+    hits = tuple(top_k(retriever, query, pool, pool.eligible(query.decision), config.k))
+    return hits, movement_messages(query, candidate_block(pool, [h.row for h in hits]))
 
 
 def predict(
@@ -160,9 +170,7 @@ def predict(
             value=head.state.as_of.isoformat(),
         )
     started = dt.datetime.now(dt.UTC)
-    rows = pool.eligible(query.decision)
-    hits = tuple(top_k(retriever, query, pool, rows, config.k))
-    messages = movement_messages(query, candidate_block(pool, [h.row for h in hits]))
+    hits, messages = prepare(query, pool, retriever=retriever, config=config)
     logprobs = llm.score(messages, list(LABELS))
     forecast = Forecast(query, retriever.name, hits, logprobs, tuple(messages), None, head)
     if not write:

@@ -13,7 +13,7 @@
 5. Save the model with a manifest: data (store, windows, sample, periods), split,
    hyper-parameters, the reader's id, losses (train per epoch; valid before and after).
 
-At its defaults (16 + 4 queries x 16 candidates = 320 reader calls of ~350 tokens with the
+At its defaults (16 + 4 queries x 16 candidates = 320 reader calls of ~240 tokens with the
 0.5B reader, three epochs) it takes about 30-45 minutes on 2 CPU cores.
 """
 
@@ -47,7 +47,12 @@ from finkg.retrieval.sequence_retrievers import (
 )
 from finkg.retrieval.sequences import Progress, Query, WindowPool, build_query
 from finkg.retrieval.trained import write_manifest
-from finkg.tasks.movement.forecast import LABELS, label_probabilities, movement_messages
+from finkg.tasks.movement.forecast import (
+    LABELS,
+    candidate_block,
+    label_probabilities,
+    movement_messages,
+)
 
 TABLE2 = (33, 5, 33)  # ACL18 train / valid / test stocks (paper 001 Table 2)
 NEGATIVES = 15
@@ -218,10 +223,12 @@ def labelled_queries(
 def score_candidates(
     llm: LLM, query: Query, label: str, pool: WindowPool, rows: Sequence[int]
 ) -> list[float]:
-    """P(true label | query, candidate) for each row (paper 001 eq. 4)."""
+    """P(true label | query, candidate) for each row (paper 001 eq. 4), the reader shown
+    the candidate as a forecast shows it (`candidate_block`); the retriever learns from the
+    JSON texts it embeds."""
     out = []
     for r in rows:
-        logprobs = llm.score(movement_messages(query, pool.texts[r]), list(LABELS))
+        logprobs = llm.score(movement_messages(query, candidate_block(pool, [r])), list(LABELS))
         out.append(label_probabilities(logprobs)[label])
     return out
 

@@ -1,0 +1,146 @@
+"""Retrievers compared on the same queries (`tasks.movement.compare`), on the small synthetic
+market of test_movement with a scripted reader: the tables, the choice on validation, the
+report, and the score cache that lets a run stop and continue."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+
+from finkg.kg.store import BaseStore
+from finkg.reader.llm import Message, ScriptedLLM
+from finkg.retrieval.sequence_retrievers import open_retriever
+from finkg.retrieval.sequences import WindowPool
+from finkg.tasks.movement.compare import (
+    Reader,
+    ScoreCache,
+    as_json,
+    choose,
+    compare,
+    rule_name,
+)
+from finkg.tasks.movement.compare_report import render
+from finkg.tasks.movement.forecast import MovementConfig
+from finkg.tasks.movement.train import labelled_queries
+from tests.test_movement import SESSIONS, TICKERS, filled, market
+
+NAMES = ("none", "random", "dtw")
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory: pytest.TempPathFactory) -> BaseStore:
+    return filled(market(tmp_path_factory.mktemp("compare")))
+
+
+def follower(messages: Sequence[Message], options: Sequence[str]) -> dict[str, float]:
+    """A reader biased to "rise" that leans towards the retrieved windows' movements, with
+    noise from the exact prompt: its raw argmax is nearly constant, its content is not."""
+    text = messages[-1]["content"]
+    lean = text.count("-> rise") - text.count("-> fall")
+    noise = int(hashlib.sha256(text.encode()).hexdigest()[:6], 16) / 16**6 - 0.5
+    return {"rise": -0.3 + 0.2 * lean + noise, "fall": -1.6 - 0.2 * lean - noise}
+
+
+def run(store: BaseStore, cache: Path | None = None, *, flip: bool = False) -> tuple:
+    val = labelled_queries(store, TICKERS, SESSIONS[20], SESSIONS[33], n=24, seed=0, salt="v")
+    test = labelled_queries(store, TICKERS, SESSIONS[34], SESSIONS[-1], n=30, seed=0, salt="t")
+    if flip:  # what the test queries turned out to be must not change the choice
+        test = [(q, "fall" if y == "rise" else "rise") for q, y in test]
+    pool = WindowPool.load(store, before=max(q.decision for q, _ in val + test))
+    llm = ScriptedLLM(scores=follower, model_id="scripted-follower")
+    lines: list[str] = []
+    reader = Reader(llm, pool, MovementConfig(k=5, sample=1.0), ScoreCache(cache), log=lines.append)
+    retrievers = {name: open_retriever(name) for name in NAMES}
+    result = compare(retrievers, val, test, reader, small=12, n=100)
+    return result, llm, lines, val, test
+
+
+@pytest.fixture(scope="module")
+def plain(store: BaseStore) -> tuple:
+    return run(store)
+
+
+def test_every_retriever_is_tabled_on_the_same_queries(plain: tuple) -> None:
+    result, llm, lines, val, test = plain
+    best = result.choice.best
+    assert best in ("random", "dtw")  # `none` is the reference, never the choice
+    assert any(f"best retriever on the {len(val)} validation queries" in x for x in lines)
+    assert any("reads so far (" in x and "/h" in x for x in lines)  # progress with reads/hour
+    # every retriever reads every validation query and the first 12 test queries; none and
+    # the chosen one read the rest
+    assert len(llm.calls) == len(NAMES) * (len(val) + 12) + 2 * (len(test) - 12)
+    first, second = result.tables
+    assert first.queries == 12 and set(first.retrievers) == set(NAMES)
+    assert second.queries == len(test) and second.retrievers == ("none", best)
+    names = [r.name for r in first.rows]
+    assert names[:5] == ["majority", "stratified", "previous-day", "momentum", "card"]
+    for r in NAMES:
+        assert {rule_name(r, h) for h in ("none", "prior", "multinomial")} <= set(names)
+    rows = {r.name: r for r in first.rows}
+    assert set(rows["dtw/prior"].versus) == {"majority", "previous-day", "none/prior"}
+    assert set(rows["none/prior"].versus) == {"majority", "previous-day"}
+    assert rows["none/raw"].mix["rise"] > 0.9  # the biased reader's raw argmax
+    assert 0 < rows["dtw/prior"].mix["rise"] < 1  # the head's predictions are not constant
+    for r in first.rows:
+        mcc = r.metrics["MCC"]
+        assert mcc.n == 12 and mcc.low <= mcc.value <= mcc.high
+        assert 0 < r.permutation.p <= 1 and sum(r.mix.values()) == pytest.approx(1.0)
+
+
+def test_the_report_says_what_it_ran_on(plain: tuple) -> None:
+    result, _, _, val, test = plain
+    report = {
+        "options": {"queries": str(len(test))},
+        "reader": "scripted-follower",
+        "data": {
+            "folder": "/data",
+            "store": "/store",
+            "stocks": len(TICKERS),
+            "validation": [str(SESSIONS[20]), str(SESSIONS[33])],
+            "test": [str(SESSIONS[34]), str(SESSIONS[-1])],
+            "test_queries": len(test),
+            "since": str(SESSIONS[0]),
+            "sample": 1.0,
+            "pool": 123,
+            "k": 5,
+            "threads": 1,
+        },
+        **as_json(result),
+        "heads": {},
+        "skipped": {"finseer": "no trained model"},
+        "wall_seconds": 1.0,
+    }
+    text = render(json.loads(json.dumps(report)))  # renders from the saved JSON too
+    best = result.choice.best
+    assert f"Chosen: **{best}**" in text
+    assert f"Validation: {len(val)} non-freeze queries" in text
+    assert "## All retrievers on the first 12 test queries" in text
+    assert f"## none and {best} on all {len(test)} test queries" in text
+    assert "| dtw/prior |" in text and "`finseer`: no trained model" in text
+    assert "Rules that predicted one class for every query:" in text
+    assert "no difference" in text and "(123 windows)" in text
+
+
+def test_the_choice_never_sees_a_test_label(store: BaseStore, plain: tuple) -> None:
+    a = plain[0]
+    b = run(store, flip=True)[0]
+    assert a.choice == b.choice
+    assert a.tables[0].rows != b.tables[0].rows  # the test figures did change
+    # and `choose` is given validation items alone: its figures are theirs
+    fitting = {r: list(items.values()) for r, items in a.fitting.items()}
+    assert choose(fitting, n=100) == a.choice
+
+
+def test_a_stopped_run_continues_from_the_cache(store: BaseStore, tmp_path: Path) -> None:
+    cache = tmp_path / "scores.json"
+    first, _, _, _, _ = run(store, cache)
+    assert cache.exists() and first.throughput["dtw"]["reads"] > 0
+    again, llm2, _, _, _ = run(store, cache)
+    assert llm2.calls == []  # every score came from the cache
+    for t in again.throughput.values():
+        assert t["reads"] == 0 and t["reads_per_hour"] is None and t["cached"] > 0
+    assert as_json(again)["tables"] == as_json(first)["tables"]
