@@ -79,8 +79,9 @@ def _throughput(facts: Mapping, runs: Mapping[str, RunSummary], comparison) -> l
         f"({facts['val_reads']:,} reads: {per_anchor:.2f} s an anchor) |",
         f"| test pass: {facts['sample']:,} anchors x {len(runs)} variants | "
         f"{facts['run_minutes']:.1f} min |",
-        f"| prompt tokens kept from the previous read (aligned blocks) | {facts['reuse'][0]:,} of "
-        f"{facts['reuse'][1]:,} ({facts['reuse'][0] / max(facts['reuse'][1], 1):.0%}) |",
+        f"| prompt tokens kept from the previous read (aligned blocks; across the variants of "
+        f"one anchor) | {facts['reuse'][0]:,} of {facts['reuse'][1]:,} "
+        f"({facts['reuse'][0] / max(facts['reuse'][1], 1):.0%}) |",
         f"| index refresh (BM25 + MiniLM vectors) | {facts['index_s']:.0f} s |",
         "",
         "| variant | anchors | anchors whose every read was cached | reads made | reader seconds | "
@@ -169,8 +170,11 @@ def report(  # type: ignore[no-untyped-def]
         "memory starts empty at the test period's start.",
         f"- Reader: `{facts['reader']}`, frozen; every class decision is the log-probability of "
         "the whole options `up` / `neutral` / `down` (end-of-turn included) after one prompt "
-        "per horizon sharing its opening; a short grammar-constrained reply names at most two "
-        "evidence ids for the memory's credit (`tasks/impact/scoring.py`).",
+        "per horizon; the evidence the memory credits is the id scored highest by a fourth "
+        "question over the listed ids and `none`; the four prompts share their opening, "
+        "evaluated once, and their questions and options are one batch "
+        f"(`tasks/impact/scoring.py`). Evidence snippets of {facts['args']['snippet_chars']} "
+        "characters, M0=20, M=5.",
         f"- Decision head of the job: **`{head}`**, chosen on validation (fitted on its first "
         f"60 %, prequential macro-F1 on the last 40 %: "
         + ", ".join(f"{k} {v:.3f}" for k, v in facts["head_scores"].items())
@@ -185,7 +189,8 @@ def report(  # type: ignore[no-untyped-def]
         "",
         f"n = {n:,} anchors x 3 horizons; metrics are means over 1D/3D/5D; 95 % bootstrap "
         "intervals resample anchors (rank IC: prediction days); the permutation control "
-        "shuffles a rule's decisions across anchors (1,000 shuffles): p is how often a "
+        f"shuffles a rule's decisions across anchors ({facts['args']['bootstrap']} shuffles): "
+        "p is how often a "
         "shuffle scored as well, so a rule's order (its content) matters only where p is small.",
         "",
         "| rule | macro-F1 | non-neutral F1 | ACC | MCC | rank IC (days) | permutation: shuffled "
