@@ -32,8 +32,10 @@ import click
 from finkg.cli.support import (
     _open,
     _progress,
+    _reading,
     _reporter,
     _settings,
+    concurrency_option,
     out,
     parse_instant,
     store_option,
@@ -67,6 +69,7 @@ from finkg.tasks.qa.setup import RERANKERS
 )
 @click.option("--reader", help="Reader: a packaged model name or .gguf path [$FINKG_READER].")
 @click.option("--json", "as_json", is_flag=True, help="Print the answer as JSON.")
+@concurrency_option
 @store_option
 @click.pass_context
 def ask(
@@ -79,6 +82,7 @@ def ask(
     paths: str,
     reader: str | None,
     as_json: bool,
+    concurrency: int | None,
     store: str | None,
 ) -> None:
     """Answer QUESTION from the store's filings and documents, citing chunk ids.
@@ -94,7 +98,7 @@ def ask(
 
     config = QAConfig(paths=tuple(p.strip() for p in paths.split(",") if p.strip()))
 
-    settings = _settings(ctx)
+    settings = _reading(ctx, concurrency)
     if reader:
         settings = settings.with_(reader=reader)
     instant = parse_instant(as_of, tz, field="--as-of") if as_of else dt.datetime.now(dt.UTC)

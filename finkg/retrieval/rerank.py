@@ -28,6 +28,7 @@ from pyoxigraph import NamedNode
 from finkg import queries
 from finkg.errors import InputError
 from finkg.kg.store import BaseStore
+from finkg.reader.concurrent import concurrency_of, map_ordered
 from finkg.reader.llm import LLM
 from finkg.reader.read import prompt
 from finkg.retrieval.live import node_texts
@@ -64,7 +65,11 @@ class LLMReranker:
         return _logsumexp([lp[o] for o in YES]) - _logsumexp([lp[o] for o in NO])
 
     def scores(self, query: str, texts: Sequence[str]) -> np.ndarray:
-        return np.array([1 / (1 + math.exp(-self.log_odds(query, t))) for t in texts])
+        """Each passage scored on its own, up to the reader's concurrency at once."""
+        odds = map_ordered(
+            lambda t: self.log_odds(query, t), texts, concurrency=concurrency_of(self.llm)
+        )
+        return np.array([1 / (1 + math.exp(-x)) for x in odds])
 
 
 @dataclass(frozen=True)
