@@ -31,6 +31,7 @@ import dataclasses
 import datetime as dt
 import hashlib
 import json
+import os
 import sys
 import time
 from collections import Counter
@@ -296,6 +297,7 @@ def main(argv: list[str] | None = None) -> int:
         return show
 
     if args.speed_only:  # the decision forms timed alone, nothing written
+        load = os.getloadavg()[0]
         from finkg.tasks.impact.labels import load_prices
 
         prices = load_prices(store, sample, proxy=args.proxy, calendar=calendar)
@@ -307,7 +309,7 @@ def main(argv: list[str] | None = None) -> int:
             "# Event-impact decisions: scoring against grammar replies",
             "",
             f"Command: `{command}`; reader `{llm.model_id}`, {args.threads} threads on 2 "
-            "CPU cores, nothing else running.",
+            f"CPU cores (load average {load:.1f} when it started).",
             *speed_lines(comparison),
         ]
         out = args.report.with_name("impact_speed.md")
