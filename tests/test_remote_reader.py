@@ -90,6 +90,21 @@ def test_a_refusal_is_not_retried() -> None:
     assert caught.value.status == 400 and len(stub.seen) == 1
 
 
+def test_a_500_naming_an_invalid_body_is_a_refusal_and_the_schema_style_switches() -> None:
+    """llama-cpp-python's server answers a `json_schema` response_format with 500 and
+    pydantic's validation error (found by benchmarks/remote_reader.py): not retried, the
+    reader switches to `json_object` with a `schema` at once and keeps it."""
+    schema = {"title": "Ok", "type": "object", "properties": {"ok": {"type": "boolean"}}}
+    with StubServer(features={"echo"}) as stub:
+        llm = _reader(stub)
+        with metered() as usage:
+            g = llm.generate(MESSAGES, schema)
+            llm.generate(MESSAGES, schema)
+    assert g.text == '{"ok": true}'
+    assert [s.split()[-1] for s in stub.seen] == ["500", "200", "200"]
+    assert usage.retries == 0 and usage.requests == 2
+
+
 def test_retry_after_is_obeyed_within_the_bound() -> None:
     waits: list[float] = []
     with StubServer(failures=[429]) as stub:
@@ -116,8 +131,9 @@ def test_no_more_than_concurrency_requests_are_in_flight() -> None:
         got = map_ordered(lambda i: llm.generate(MESSAGES).text, range(16), concurrency=16)
         seconds = time.perf_counter() - t
     assert got == ['{"ok": true}'] * 16
-    assert stub.peak == 4  # 16 threads asked; the reader let 4 through at a time
-    assert 0.35 < seconds < 1.5  # four rounds of 0.1 s
+    assert stub.peak == 4  # 16 threads asked; the reader let 4 through at a time, together
+    assert seconds > 0.35  # so at least four rounds of 0.1 s (no upper bound: on a loaded
+    # machine a starved process waits for the CPU far longer than the stub waits)
 
 
 def test_run_all_keeps_the_order_and_skips_what_follows_a_failure() -> None:

@@ -5,8 +5,9 @@ their turn, as on a server whose batch is full), and can be told to fail: each e
 `failures` is used by one request in turn: None (answer), an HTTP status (429 with
 `Retry-After: 0`, 503, ...), "hang" (answer only after `hang_s`, past a client's time-out)
 or "drop" (close the connection without an answer). `features` says what it offers: "echo"
-(prompt log-probabilities on `/v1/completions`) and "top_logprobs" (on
-`/v1/chat/completions`).
+(prompt log-probabilities on `/v1/completions`), "top_logprobs" (on `/v1/chat/completions`)
+and "json_schema" (that `response_format` type; without it such a request is answered as
+llama-cpp-python's server answers it: 500 with pydantic's validation error on the body).
 
 Replies are functions of the request alone: `reply(messages)` for chat completions (by
 default a fixed JSON object), and each token's log-probability a hash of the text before it
@@ -33,7 +34,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 TOKEN = re.compile(r"<\|[^|>]+\|>|\w+|\s+|[^\w\s]")
-FEATURES = frozenset({"echo", "top_logprobs"})
+FEATURES = frozenset({"echo", "top_logprobs", "json_schema"})
 FIRST_TOKENS = ("up", "neutral", "down", "yes", "no", "none")
 
 
@@ -51,6 +52,13 @@ def chatml(messages: Sequence[dict[str, str]]) -> str:
     """Messages as ChatML with the assistant's turn opened (how the stub reads a chat)."""
     turns = "".join(f"<|im_start|>{m['role']}\n{m['content']}<|im_end|>\n" for m in messages)
     return turns + "<|im_start|>assistant\n"
+
+
+# what llama-cpp-python 0.3's server says, with status 500, to a `json_schema` response_format
+_REFUSED_SCHEMA = (
+    "1 validation error:\n  {'type': 'literal_error', 'loc': ('body', 'response_format', "
+    "'type'), 'msg': \"Input should be 'text' or 'json_object'\", 'input': 'json_schema'}"
+)
 
 
 def _default_reply(messages: Sequence[dict[str, str]]) -> str:
@@ -129,6 +137,9 @@ class StubServer:
 
     def _chat(self, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
         messages = body.get("messages") or []
+        style = (body.get("response_format") or {}).get("type")
+        if style == "json_schema" and "json_schema" not in self.features:
+            return 500, {"error": {"message": _REFUSED_SCHEMA, "type": "internal_server_error"}}
         prompt = chatml(messages)
         text = self.reply(messages)
         choice: dict[str, Any] = {"index": 0, "message": {"role": "assistant", "content": text}}

@@ -7,7 +7,8 @@
   `max_backoff_s`; a `Retry-After` header in seconds is obeyed within that bound). Each failed
   attempt is logged and added to the current read's `Usage` in words; a request that fails
   for good raises `RequestFailed`, which names it (method, URL, attempts, last reason).
-- Any other refusal (400, 401, 404, ...) is not retried: it raises `HTTPRefused` with the
+- Any other refusal (400, 401, 404, ..., and a 500 that says the request's body was invalid,
+  as llama-cpp-python's server answers one) is not retried: it raises `HTTPRefused` with the
   status and the server's words, and an unreachable endpoint raises `ReaderError` at once.
 """
 
@@ -157,7 +158,7 @@ class Transport:
                 raw = response.read()
         except urllib.error.HTTPError as e:
             detail = e.read().decode("utf-8", "replace")[:500]
-            if e.code in RETRY_STATUS:
+            if e.code in RETRY_STATUS and not _invalid_request(detail):
                 raise _Transient(f"HTTP {e.code} {detail[:120]}".strip(), _retry_after(e)) from None
             raise HTTPRefused(url, e.code, detail) from None
         except urllib.error.URLError as e:
@@ -179,6 +180,13 @@ class Transport:
             return json.loads(raw)
         except json.JSONDecodeError:
             raise ReaderError(f"{url} answered something that is not JSON: {raw[:200]!r}") from None
+
+
+def _invalid_request(detail: str) -> bool:
+    """Whether an error answer says the request itself was invalid: llama-cpp-python's
+    server answers a body its schema rejects (pydantic's validation error on `body`) with
+    500, where no retry can help; finkg's reader then changes the request (openai_http)."""
+    return "validation error" in detail and "('body'" in detail
 
 
 def _retry_after(e: urllib.error.HTTPError) -> float | None:
