@@ -163,7 +163,9 @@ def stub_rows(latency: float, limit: int, levels: tuple[int, ...], seconds: floa
     return rows
 
 
-def real_rows(threads: int, levels: tuple[int, ...], n: int) -> list[dict]:
+def real_rows(
+    threads: int, levels: tuple[int, ...], n: int, decisions: int, decision_levels: set[int]
+) -> list[dict]:
     from finkg.reader.models import assemble
 
     model = assemble("smollm2-135m", Settings().cache_dir)
@@ -186,14 +188,15 @@ def real_rows(threads: int, levels: tuple[int, ...], n: int) -> list[dict]:
                 {"server": "llama-cpp-python", "work": "read", **measure(llm, "read", n, c)}
             )
             print(rows[-1], flush=True)
-            rows.append(
-                {
-                    "server": "llama-cpp-python",
-                    "work": "decision",
-                    **measure(llm, "decision", max(2, n // 8), c),
-                }
-            )
-            print(rows[-1], flush=True)
+            if decisions and c in decision_levels:
+                rows.append(
+                    {
+                        "server": "llama-cpp-python",
+                        "work": "decision",
+                        **measure(llm, "decision", decisions, c),
+                    }
+                )
+                print(rows[-1], flush=True)
     finally:
         server.terminate()
         server.wait(timeout=20)
@@ -206,7 +209,9 @@ def render(doc: dict) -> str:
         "# Endpoint reader: reads per second against concurrency",
         "",
         f"`python benchmarks/remote_reader.py {' '.join(doc['argv'])}` on {doc['machine']}"
-        f" ({doc['cores']} cores, another benchmark running on them), {doc['date']}.",
+        f" ({doc['cores']} cores), {doc['date']}; this process and both servers at nice"
+        f" {doc.get('nice', 0)}, the machine's load average {doc.get('load', '?')} when it"
+        " started (other jobs ran on the same cores).",
         "",
         "A read is one `reader.read.read` of a small JSON reply (one request, a prompt of its "
         "own, no cache, the reply validated by pydantic); a scored decision is the impact "
@@ -235,18 +240,21 @@ def render(doc: dict) -> str:
             "",
             f"## llama-cpp-python's server, SmolLM2-135M Q4_1, {o['server_threads']} thread(s)",
             "",
-            "| concurrency | reads/s | finkg CPU ms/read | decisions/s |",
+            "| concurrency | reads/s | finkg CPU ms/read | seconds a decision |",
             "|---:|---:|---:|---:|",
         ]
         for r in (r for r in real if r["work"] == "read"):
             c = r["concurrency"]
-            dec = next(d for d in real if d["work"] == "decision" and d["concurrency"] == c)
-            lines.append(
-                f"| {c} | {r['per_second']:.2f} | {r['cpu_ms_per_read']:.2f} | "
-                f"{dec['per_second']:.3f} |"
-            )
+            dec = [d for d in real if d["work"] == "decision" and d["concurrency"] == c]
+            per = f"{dec[0]['seconds'] / dec[0]['n']:.0f}" if dec else "not run"
+            lines.append(f"| {c} | {r['per_second']:.2f} | {r['cpu_ms_per_read']:.2f} | {per} |")
     lines += ["", *doc.get("notes", [])]
     return "\n".join(lines) + "\n"
+
+
+def rerender(path: Path) -> None:
+    """Write the Markdown again from a saved JSON (its hand-written notes included)."""
+    path.with_suffix(".md").write_text(render(json.loads(path.read_text())))
 
 
 def main() -> None:
@@ -260,18 +268,42 @@ def main() -> None:
     parser.add_argument("--no-real", action="store_true", help="skip llama-cpp-python's server")
     parser.add_argument("--server-threads", type=int, default=1)
     parser.add_argument("--real-reads", type=int, default=16, help="reads a real-server level")
+    parser.add_argument(
+        "--real-decisions", type=int, default=2, help="scored decisions a real-server level"
+    )
+    parser.add_argument(
+        "--real-decision-levels",
+        default=",".join(map(str, LEVELS)),
+        help="the real-server levels that time decisions (20 echo requests each, one at a "
+        "time on the server: minutes each on 2 busy cores)",
+    )
     parser.add_argument("--out", type=Path, default=REPORTS / "remote_reader.json")
+    parser.add_argument(
+        "--render-only", action="store_true", help="rewrite the .md from --out, measuring nothing"
+    )
     opts = parser.parse_args()
+    if opts.render_only:
+        rerender(opts.out)
+        return
     levels = tuple(int(x) for x in opts.levels.split(","))
     print(f"options: {vars(opts)}", flush=True)
+    load = " / ".join(f"{x:.1f}" for x in os.getloadavg())
     rows = stub_rows(opts.latency, opts.limit, levels, opts.seconds)
     if not opts.no_real:
-        rows += real_rows(opts.server_threads, tuple(c for c in levels if c != 32), opts.real_reads)
+        rows += real_rows(
+            opts.server_threads,
+            tuple(c for c in levels if c != 32),
+            opts.real_reads,
+            opts.real_decisions,
+            {int(x) for x in opts.real_decision_levels.split(",") if x},
+        )
     doc = {
         "argv": sys.argv[1:],
         "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
         "machine": cpu_name(),
         "cores": len(os.sched_getaffinity(0)),
+        "nice": os.nice(0),
+        "load": load,
         "options": {
             "latency": opts.latency,
             "limit": opts.limit,
