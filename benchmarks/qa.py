@@ -2,6 +2,11 @@
 groundedness, latency and auditability, beside the papers' figures.
 
     python benchmarks/qa.py --store /work/qastore --answers 12 --tatqa 12 --llm-rerank 8
+        [--questions FILE] [--pdfs DIR] [--tatqa-seed 0]
+
+Page-level retrieval and its ablation (issue 28) run apart, in `qa_retrieval.py`, and land
+in the same report; the answer runs (`qa_answers.py`) report exact match with 95 %
+bootstrap intervals by question type.
 
 1. The store: the 74 FinanceBench PDFs go through `finkg ingest documents` (lifecycle,
    768/128 chunks, enrichment) with a companies CSV (see `qa_data`), then the text and
@@ -38,7 +43,6 @@ import argparse
 import datetime as dt
 import functools
 import json
-import shutil
 import statistics
 import sys
 import tempfile
@@ -46,13 +50,14 @@ import time
 from collections import Counter, defaultdict
 from pathlib import Path
 
+import qa_answers
 import qa_data
+import qa_retrieval
 from pyoxigraph import NamedNode
 
 from finkg import queries
 from finkg.config import Settings
-from finkg.errors import FinkgError, InputError
-from finkg.evaluation.answers import correct
+from finkg.errors import InputError
 from finkg.evaluation.ranking import table
 from finkg.kg import chunking, lifecycle
 from finkg.kg.audit import trace
@@ -104,7 +109,7 @@ def log(*parts: object) -> None:
 # -- the store ------------------------------------------------------------------------------
 
 
-def prepare(store: BaseStore, work: Path) -> dict[str, object]:
+def prepare(store: BaseStore, work: Path, pdf_dir: Path = qa_data.PDFS) -> dict[str, object]:
     rows = list(
         store.select(
             f"SELECT (COUNT(?c) AS ?n) WHERE {{ GRAPH ?g {{ ?c a <{FKG}DocumentChunk> }} }}"
@@ -115,7 +120,7 @@ def prepare(store: BaseStore, work: Path) -> dict[str, object]:
         log(f"store holds {have} chunks: ingest skipped")
         return {"chunks": have, "ingest_seconds": None}
     init_store(store)
-    companies, pdfs = qa_data.stage_financebench(work / "financebench")
+    companies, pdfs = qa_data.stage_financebench(work / "financebench", pdf_dir)
     ingest(store, "companies", loader("companies"), [companies], IngestOptions(graphs=store.graphs))
     started = time.perf_counter()
     report = ingest_documents(
@@ -169,8 +174,8 @@ def page_span(
     return (start, end + len(tail)) if end >= 0 else (start, start + len(body))
 
 
-def relevant_chunks(store, questions, docs, spans) -> dict[str, set[str]]:
-    pdfs = qa_data.pdf_paths()
+def relevant_chunks(store, questions, docs, spans, pdf_dir=qa_data.PDFS) -> dict[str, set[str]]:
+    pdfs = qa_data.pdf_paths(pdf_dir)
     cache: dict[tuple[str, int], tuple[int, int] | None] = {}
     out: dict[str, set[str]] = {}
     for q in questions:
@@ -244,105 +249,6 @@ def _texts(store: BaseStore, hits) -> list[str]:
 
     found = node_texts(store, [h.node for h in hits])
     return [found[h.node] for h in hits]
-
-
-# -- answers --------------------------------------------------------------------------------
-
-
-def answers(qa, questions, docs, n: int, label: str, scope) -> dict:
-    rows = []
-    for q in questions[:n]:
-        t = time.perf_counter()
-        try:
-            asked = qa.ask(q.question, as_of=LATE, **scope(q))
-        except FinkgError as e:
-            log(f"  {label} {q.id}: failed: {e}")
-            rows.append({"id": q.id, "error": str(e)})
-            continue
-        seconds = time.perf_counter() - t
-        ok = correct(
-            asked.summary
-            + " "
-            + " ".join(i.text for i in (asked.output.insights if asked.output else [])),
-            q.answer,
-        )
-        rows.append(
-            {
-                "id": q.id,
-                "correct": ok,
-                "status": asked.status,
-                "scores": asked.scores,
-                "seconds": seconds,
-                "stages": asked.seconds,
-                "routes": [p.route for p in asked.parts],
-                "answer": asked.summary,
-                "reference": q.answer,
-                "iri": asked.iri.value if asked.iri else None,
-                "tokens_in": asked.read.tokens_in if asked.read else 0,
-                "tokens_out": asked.read.tokens_out if asked.read else 0,
-            }
-        )
-        log(
-            f"  {label} {q.id}: {'right' if ok else 'wrong'} {asked.status} "
-            f"S={asked.scores['s_comp']:.2f} {seconds:.0f}s | {asked.summary[:90]!r} "
-            f"vs {q.answer[:50]!r}"
-        )
-    done = [r for r in rows if "error" not in r]
-    mean = lambda key: statistics.mean(r["scores"][key] for r in done) if done else 0.0  # noqa: E731
-    stages: dict[str, list[float]] = defaultdict(list)
-    for r in done:
-        for k, v in r["stages"].items():
-            stages[k].append(v)
-    return {
-        "n": len(rows),
-        "failed": len(rows) - len(done),
-        "accuracy": sum(r["correct"] for r in done) / len(rows) if rows else 0.0,
-        "G": mean("g"),
-        "Gc": mean("gc"),
-        "J": mean("j"),
-        "N": mean("n"),
-        "S_comp": mean("s_comp"),
-        "statuses": dict(Counter(r["status"] for r in done)),
-        "seconds_per_answer": statistics.mean(r["seconds"] for r in done) if done else 0.0,
-        "stages": {k: statistics.mean(v) for k, v in stages.items()},
-        "rows": rows,
-    }
-
-
-class TatQuestion:
-    def __init__(self, uid: str, question: dict) -> None:
-        self.id = question["uid"]
-        self.doc_name = uid
-        self.question = question["question"]
-        answer = question["answer"]
-        answer = " ".join(map(str, answer)) if isinstance(answer, list) else str(answer)
-        self.answer = answer + ("%" if question.get("scale") == "percent" else "")
-
-
-def tatqa(settings: Settings, reader, n: int, work: Path) -> dict:
-    """TAT-QA dev questions over their own contexts, one TXT document each."""
-    folder = work / "tatqa"
-    folder.mkdir(parents=True, exist_ok=True)
-    questions = []
-    contexts = list(qa_data.tatqa_contexts())
-    # deterministic: every k-th context, its first arithmetic-or-span question
-    step = max(1, len(contexts) // max(n, 1))
-    chosen = contexts[::step][:n]
-    paths = []
-    for ctx in chosen:
-        path = folder / f"{ctx.uid}.txt"
-        path.write_text(ctx.text)
-        (folder / f"{ctx.uid}.txt.meta.json").write_text(json.dumps({"title": ctx.uid}))
-        paths.append(path)
-        questions.append(TatQuestion(ctx.uid, ctx.questions[0]))
-    store = open_store(None, settings=settings)
-    init_store(store)
-    ingest_documents(store, paths)
-    indexes = work / "tatqa-indexes"
-    shutil.rmtree(indexes, ignore_errors=True)
-    qa = open_qa(store, settings, rerank="none", llm=reader, directory=indexes)
-    docs = documents_by_name(store)
-    return answers(qa, questions, docs, n, "tatqa", lambda q: {"documents": [docs[q.doc_name]]})
 
 
 # -- auditability ---------------------------------------------------------------------------
@@ -525,13 +431,15 @@ def report(results: dict) -> str:
         lines += [
             "## Answers (paper 003 Table 3 layout)",
             "",
-            "| set | run | n | correct | G | Gc | J | N | S_comp | s / answer |",
+            "| set | run | n | correct [95 % CI] | G | Gc | J | N | S_comp | s / answer |",
             "|---|---|---|---|---|---|---|---|---|---|",
         ]
         for name, a in (("FinanceBench, own document", fb), ("TAT-QA dev, own context", tq)):
             if a:
+                ci = a.get("accuracy_ci") or [a["accuracy"], a["accuracy"], a["accuracy"]]
+                exact = f"{ci[0]:.3f} [{ci[1]:.2f}, {ci[2]:.2f}]"
                 lines.append(
-                    _row(name, a["run"], a["n"], a["accuracy"], a["G"], a["Gc"], a["J"], a["N"])
+                    _row(name, a["run"], a["n"], exact, a["G"], a["Gc"], a["J"], a["N"])
                     + f" {a['S_comp']:.3f} | {a['seconds_per_answer']:.1f} |"
                 )
         p = PAPER_ANSWERS
@@ -548,11 +456,15 @@ def report(results: dict) -> str:
         ]
         for name, a in (("FinanceBench", fb), ("TAT-QA", tq)):
             if a:
+                if "by_type" in a:
+                    lines += qa_answers.type_lines(name, a)
                 lines.append(
                     f"{name}: statuses {a['statuses']}; latency by stage (s): "
                     + ", ".join(f"{k} {v:.2f}" for k, v in a["stages"].items())
                 )
+                lines.append("")
         lines.append("")
+    lines += qa_retrieval.report_lines(results.get("pages", {}))
     audit, rec = results.get("audit"), results.get("recovery")
     if audit or rec:
         lines += ["## Auditability (paper 003 Table 6)", "", "| check | finkg | paper 003 |"]
@@ -571,12 +483,22 @@ def report(results: dict) -> str:
                 f"| failure recovery ({rec['recovered']}/{rec['injected']} injected: "
                 f"{rec['per_stage']}) | {rec['recovered'] / max(rec['injected'], 1):.3f} | 29/30 |"
             )
+        tat = results.get("audit_tatqa")
+        if tat:
+            for k in ("citation coverage", "citation resolution", "artifact completeness"):
+                value = "n/a" if tat[k] is None else f"{tat[k]:.3f}"
+                lines.append(f"| {k}, TAT-QA answers | {value} | {PAPER_AUDIT[k]:.3f} |")
         if audit:
             lines += [
                 "",
-                f"Over {audit['answers']} written answers: {audit.get('claims', 0)} claims (each "
-                f"answer's summary, {audit['insights']} insights and the number claims), "
-                f"{audit['citations']} citations.",
+                f"Over {audit['answers']} written FinanceBench answers: {audit.get('claims', 0)} "
+                f"claims (each answer's summary, {audit['insights']} insights and the number "
+                f"claims), {audit['citations']} citations."
+                + (
+                    f" Over {tat['answers']} TAT-QA answers: {tat['citations']} citations."
+                    if tat
+                    else ""
+                ),
             ]
         lines.append("")
     return "\n".join(lines)
@@ -599,27 +521,33 @@ def main(argv: list[str] | None = None) -> int:
         "--no-retrieval", dest="retrieval", action="store_false", help="skip the retrieval part"
     )
     ap.add_argument(
-        "--rerank", default="cross", help="the trained reranker for hybrid+rerank (cross, none)"
+        "--rerank",
+        default="auto",
+        help="the trained reranker for hybrid+rerank and the answers (auto, cross, none)",
     )
+    ap.add_argument("--questions", type=Path, default=qa_data.QUESTIONS, help="FinanceBench JSONL")
+    ap.add_argument("--pdfs", type=Path, default=qa_data.PDFS, help="folder of the filings' PDFs")
+    ap.add_argument("--tatqa-seed", type=int, default=0, help="seed of the TAT-QA sample")
     args = ap.parse_args(argv)
-    if not qa_data.FINANCEBENCH.exists():
-        log(f"no data at {qa_data.DATA}: nothing to measure")
+    log(f"options: {vars(args)}")
+    if not args.questions.exists():
+        log(f"no questions at {args.questions}: nothing to measure")
         return 2
     settings = Settings.from_env().with_(reader=args.reader)
     store = open_store(args.store, settings=settings)
-    prep = prepare(store, args.work)
+    prep = prepare(store, args.work, args.pdfs)
     reader = open_reader(settings)
     log("opening indexes (refreshing them if the store changed)")
     qa = open_qa(store, settings, rerank="none", llm=reader)
     cross = open_reranker(args.rerank, settings, reader) if args.rerank != "none" else None
-    cross_id = cross.model_id if cross is not None else "none (no trained cross-encoder)"
+    cross_id = cross.model_id if cross is not None else f"none (--rerank {args.rerank})"
     docs = documents_by_name(store)
-    questions = qa_data.financebench_questions()
+    questions = qa_data.financebench_questions(args.questions)
     present = [q for q in questions if q.doc_name in docs]
     absent = [q for q in questions if q.doc_name not in docs]
     log(f"{len(present)} questions with their PDF, {len(absent)} without")
     spans = chunk_spans(store)
-    relevant = relevant_chunks(store, present, docs, spans)
+    relevant = relevant_chunks(store, present, docs, spans, args.pdfs)
     scored = [q for q in present if relevant[q.id]]
     log(f"{len(scored)} questions with located evidence pages")
     companies = {
@@ -651,23 +579,26 @@ def main(argv: list[str] | None = None) -> int:
             "reader": args.reader,
         }
         save()
-    # answers: a deterministic sample spread over the question list
-    step = max(1, len(scored) // max(args.answers, 1))
-    sample = scored[::step][: args.answers]
+    # answers: a deterministic sample evenly spread over the question list
+    n = min(args.answers, len(scored))
+    sample = [scored[i * len(scored) // n] for i in range(n)] if n else []
     qa.reranker = cross
     if args.answers:
         scope = lambda q: {"documents": [docs[q.doc_name]]}  # noqa: E731
-        fb = answers(qa, sample, docs, args.answers, "financebench", scope)
+        fb = qa_answers.answers(qa, sample, scope, "financebench", LATE)
         results["financebench"] = fb | {"run": run}
         save()
     if results.get("financebench"):  # recomputed from the stored answers on every run
         results["audit"] = auditability(store, results["financebench"].get("rows", []))
         save()
     if args.tatqa:
-        results["tatqa"] = tatqa(settings, reader, args.tatqa, args.work) | {"run": run}
+        tq = qa_answers.tatqa(settings, reader, args.tatqa, args.work, LATE, args.tatqa_seed)
+        tat_store = tq.pop("store")
+        results["tatqa"] = tq | {"run": run}
+        results["audit_tatqa"] = auditability(tat_store, tq["rows"])
         save()
     if args.recovery:
-        pdfs = sorted(qa_data.pdf_paths().values(), key=lambda p: p.stat().st_size)[:6]
+        pdfs = sorted(qa_data.pdf_paths(args.pdfs).values(), key=lambda p: p.stat().st_size)[:6]
         results["recovery"] = recovery(pdfs, args.recovery)
         log(f"recovery: {results['recovery']}")
     text = report(results)
