@@ -180,3 +180,19 @@ def test_the_module_names_no_data_set() -> None:
 
     source = inspect.getsource(arithmetic).lower()
     assert "tat-qa" not in source and "financebench" not in source
+
+
+def test_a_metric_the_question_defines_with_one_operation_is_computed() -> None:
+    q = (
+        "What is the FY2019 operating cash flow ratio? Operating cash flow ratio is defined "
+        "as: cash from operations / total current liabilities. Round to two decimal places."
+    )
+    assert arithmetic.defined(q) == ("ratio", ["cash from operations", "total current liabilities"])
+    table = (
+        "(In millions) | 2019 | 2018\nTotal current liabilities | 3,527 | 2,811\n"
+        "Net cash provided by operating activities | 2,913 | 2,200"
+    )
+    calc = solve(q, [Block("C1", table)])
+    assert calc is not None and calc.formatted() == "0.83"
+    longer = "ROA is defined as: net income / (average total assets between FY2018 and FY2019)."
+    assert arithmetic.defined(longer) is None  # an average inside: left to the reader

@@ -4,10 +4,13 @@ from the evidence blocks' table cells (`reader.cells`) instead of written by the
 1. the operation: cue phrases of the question, first match wins ("percentage change",
    "average", "as a percentage of", "ratio", "change"/"difference", "total"); when no cue
    decides and a reader is given, the reader scores the operation names as options;
+   a metric the question defines with one operation ("X is defined as: A / B") is that
+   operation over A and B;
 2. the line items: the question without its cue, period and filler words; a two-item
    operation ("X as a percentage of Y", "ratio of X to Y", "difference between X and Y",
    "X and Y" for a total) splits it in two; each item is matched to the table row whose
-   label (with its group) shares the most words with it, rarer words counting more; when
+   label (with its group) shares the most words with it (failing any, the words filings
+   use for it, `retrieval.glossary`), rarer words counting more; when
    two rows match about as well and a reader is given, the reader scores the rows'
    letters as options (one prompt evaluation, single-token options);
 3. the columns: the years the question names (in time order), else the row's first
@@ -33,6 +36,7 @@ from finkg.reader.calculator import OPERATIONS, Calculation, Operand, calculate
 from finkg.reader.cells import Cell, table_cells
 from finkg.reader.llm import LLM
 from finkg.reader.schemas import Answer
+from finkg.retrieval.glossary import GLOSSARY
 
 _CUES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("growth rate", re.compile(r"\bCAGR\b|compound(?:ed)?\s+(?:annual\s+)?growth", re.I)),
@@ -208,9 +212,53 @@ def _operand(bid: str, c: Cell) -> Operand:
     return Operand(bid, " ".join(c.written.split()), c.value, c.unit, c.scale, c.period, c.label)
 
 
+_DEFINED = re.compile(
+    r"\b(?:is\s+defined\s+as|define\s+[^.?:]{2,60}?\s+as)\s*:?\s*(?P<formula>[^.?]+)", re.I
+)
+_BINARY = {
+    "/": "ratio",
+    "divided by": "ratio",
+    "+": "sum",
+    "plus": "sum",
+    "-": "difference",
+    "less": "difference",
+    "minus": "difference",
+}
+_OPERATOR = re.compile(r"\s(/|\+|-|divided by|plus|less|minus)\s", re.I)
+
+
+def defined(question: str) -> tuple[str, list[str]] | None:
+    """A metric the question defines with one operation of two line items ("X is defined
+    as: A / B"): the operation and the two items; None for anything longer (an average
+    inside, several operators), which the reader answers."""
+    m = _DEFINED.search(question)
+    if not m:
+        return None
+    formula = m.group("formula").strip()
+    ops = _OPERATOR.findall(formula)
+    if len(ops) != 1 or re.search(r"average|change", formula, re.I):
+        return None
+    a, _, b = _OPERATOR.split(formula, maxsplit=1)
+    return _BINARY[ops[0].lower()], [a.strip(" ()"), b.strip(" ()")]
+
+
 def solve(question: str, blocks: Sequence[Block], *, llm: LLM | None = None) -> Calculation | None:
     """The question's calculation over the blocks' table cells, or None when no operation
     or no operands can be read (the reader then answers as usual)."""
+    formula = defined(question)
+    if formula is not None:
+        try:
+            return _across(
+                formula[0],
+                False,
+                formula[1],
+                rows_of(blocks),
+                years_in(question)[-1:],
+                llm,
+                question,
+            )
+        except InputError:
+            return None
     operation, percent = operation_of(question)
     if operation is None and llm is not None:
         operation, percent = choose_operation(llm, question)
@@ -231,6 +279,9 @@ def solve(question: str, blocks: Sequence[Block], *, llm: LLM | None = None) -> 
 
 def _best(item: str, rows: Sequence[_Row], llm: LLM | None, question: str) -> _Row | None:
     ranked = _match(item, rows)
+    if not ranked:  # no row shares a word with it: the words filings use for it
+        synonyms = " ".join(t.words for t in GLOSSARY if t.pattern.search(item))
+        ranked = _match(synonyms, rows) if synonyms else []
     if not ranked:
         return None
     close = [r for s, r in ranked[:4] if s >= ranked[0][0] - 0.05]

@@ -166,7 +166,7 @@ class QA:
             return None
         passages = [arithmetic.Block(b.id, b.text) for b in blocks if b.kind == "C"]
         llm = self.llm if self.config.choose_by_reader else None
-        if arithmetic.operation_of(question)[0] is None:
+        if arithmetic.operation_of(question)[0] is None and not arithmetic.defined(question):
             return None  # no cue: not asked as a calculation, the reader answers
         return arithmetic.solve(question, passages, llm=llm)
 
