@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from finkg.kg.ingest.doctext import layout_line
-from finkg.kg.statements import section_at, statement_sections, title_kind
+from finkg.kg.statements import section_at, statement_sections, table_sections, title_kind
 
 FILING = """Index to Financial Statements
 Consolidated Statements of Income 48
@@ -70,3 +70,20 @@ def test_pdf_layout_lines_become_table_rows_and_prose_stays_prose() -> None:
     assert layout_line("Revenue  grew  in  2022  as  demand  rose.") == (
         "Revenue grew in 2022 as demand rose."
     )
+
+
+def test_other_tables_are_labelled_by_their_caption_and_header() -> None:
+    text = (
+        "Segment results\n"
+        "(In millions) | 2022 | 2021\n"
+        "Americas | 500 | 450\n"
+        "Europe | 300 | 310\n"
+        "Asia | 200 | 150\n"
+        "\n"
+        "We sell in three regions, as the table above shows in some detail for the reader."
+    )
+    (table,) = table_sections(text)
+    assert table.kind == "table" and table.label == "Segment results · (In millions) | 2022 | 2021"
+    asia = text.index("Asia")
+    assert section_at([table], asia, asia + 10) is table
+    assert table.years == (2022, 2021)

@@ -14,8 +14,9 @@ Rules, fixed and general (no company or document is special):
   cell separator and no trailing page number (a table of contents lists the same titles,
   each with its page);
 - a statement runs from its title to the first of: the next title, the standard footer
-  ("The accompanying notes are an integral part ...", "See notes to ..."), the end of
-  the text, or `MAX_CHARS` characters;
+  ("The accompanying notes are an integral part ...", "See notes to ..."), a paragraph
+  after its table rows (a line of more than `PROSE_CHARS` characters without a cell), the
+  end of the text, or `MAX_CHARS` characters;
 - its header is the lines after the title up to the first table row whose first cell is
   a line item, at most `HEADER_LINES`: "Years ended December 31", "(Millions) | 2022 |
   2021 | 2020"; its years are the four-digit years 1990-2039 written there.
@@ -45,6 +46,7 @@ from dataclasses import dataclass
 
 MAX_CHARS = 9000
 HEADER_LINES = 5
+PROSE_CHARS = 120  # a line this long without a table cell is a paragraph
 KINDS = ("income", "balance", "cash flow", "equity", "comprehensive")
 
 _OF = r"statements?\s+of\s+(?:consolidated\s+)?"
@@ -97,7 +99,7 @@ class Section:
 
     @property
     def label(self) -> str:
-        return " · ".join((self.title, *self.header))
+        return " · ".join(x for x in (self.title, *self.header) if x)
 
 
 def title_kind(line: str) -> str | None:
@@ -138,6 +140,9 @@ def statement_sections(text: str) -> list[Section]:
             if _FOOTER.search(line):
                 end = offset + len(line)
                 break
+            if body_started and "|" not in line and len(line) > PROSE_CHARS:
+                end = offset  # a paragraph after the table: the statement has ended
+                break
             first = line.split("|", 1)[0]
             if not body_started and len(header) < HEADER_LINES and not _is_item(line, first):
                 header.append(line.strip())
@@ -150,6 +155,49 @@ def statement_sections(text: str) -> list[Section]:
         years = tuple(dict.fromkeys(int(y) for h in header for y in _YEAR.findall(h)))
         out.append(Section(kind, start, end, lines[i][1].strip(), tuple(header), years))
     return [s for s in out if s.end > s.start]
+
+
+def table_sections(text: str) -> list[Section]:
+    """Every other table (kind `table`): a run of table lines (with `|`), short caption lines
+    allowed inside; its title is the short line just above it, its header the table lines
+    before the first line item (column labels, years, units), so a chunk cut from its
+    middle still says what its columns are.
+
+    >>> t = "Notes\\nRevenue by region\\n | 2019 | 2018\\nEurope | 5 | 4\\nAsia | 3 | 2\\n\\nProse."
+    >>> [(s.title, s.header, s.years) for s in table_sections(t)]
+    [('Revenue by region', ('| 2019 | 2018',), (2019, 2018))]
+    """
+    lines, offset = [], 0
+    for line in text.split("\n"):
+        lines.append((offset, line))
+        offset += len(line) + 1
+    out: list[Section] = []
+    i = 0
+    while i < len(lines):
+        if "|" not in lines[i][1]:
+            i += 1
+            continue
+        j = i
+        while j < len(lines) and (
+            "|" in lines[j][1] or (lines[j][1].strip() and len(lines[j][1]) <= 60)
+        ):
+            j += 1
+        rows = [line for _, line in lines[i:j] if "|" in line]
+        header = []
+        for line in rows[:HEADER_LINES]:
+            values = line.split("|")[1:]
+            if any(re.search(r"\d", _YEAR.sub("", v)) for v in values):
+                break  # a cell with a figure other than a year: the rows have begun
+            header.append(line.strip())
+        above = lines[i - 1][1].strip() if i and lines[i - 1][1].strip() else ""
+        title = above if 0 < len(above) <= 100 and "|" not in above else ""
+        if len(rows) >= 2 and (header or title):
+            years = tuple(dict.fromkeys(int(y) for h in header for y in _YEAR.findall(h)))
+            start = lines[i - 1][0] if title else lines[i][0]
+            end = lines[j - 1][0] + len(lines[j - 1][1])
+            out.append(Section("table", start, end, title, tuple(header), years))
+        i = max(j, i + 1)
+    return out
 
 
 def _is_item(line: str, first: str) -> bool:
@@ -172,4 +220,4 @@ def section_at(sections: list[Section], start: int, end: int) -> Section | None:
     return best
 
 
-__all__ = ["KINDS", "Section", "section_at", "statement_sections", "title_kind"]
+__all__ = ["KINDS", "Section", "section_at", "statement_sections", "table_sections", "title_kind"]

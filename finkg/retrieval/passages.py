@@ -45,7 +45,7 @@ from scipy.stats import rankdata
 from finkg import queries
 from finkg.errors import InputError
 from finkg.kg.chunking import section_heading_at, section_headings
-from finkg.kg.statements import Section, section_at, statement_sections
+from finkg.kg.statements import Section, section_at, statement_sections, table_sections
 from finkg.kg.store import BaseStore
 from finkg.retrieval.bm25 import K1, B, PoolBM25, tokenize
 from finkg.retrieval.embed import Embedder
@@ -111,6 +111,7 @@ class PassageRetriever:
         self.depth, self.k, self.k1, self.b = depth, k, k1, b
         self._headings: dict[NamedNode, list[tuple[int, str]]] = {}
         self._sections: dict[NamedNode, list[Section]] = {}
+        self._tables: dict[NamedNode, list[Section]] = {}
         self._metadata: dict[NamedNode, list[str]] = {}
         self._pools: dict[tuple, PoolBM25 | np.ndarray] = {}
         self._queries: dict[str, np.ndarray] = {}
@@ -249,16 +250,20 @@ class PassageRetriever:
             best = np.minimum(best, rankdata(-fused, method="average"))
         return best
 
-    def section(self, passage: Passage) -> Section | None:
-        """The financial statement the passage lies in (`kg.statements`), if any."""
+    def section(self, passage: Passage, *, tables: bool = False) -> Section | None:
+        """The financial statement the passage lies in (`kg.statements`), if any; with
+        `tables`, else the table it lies in (whose caption and header label it)."""
         if passage.start is None:
             return None
         if passage.document not in self._sections:
-            self._sections[passage.document] = statement_sections(
-                self._document_text(passage.document)
-            )
+            text = self._document_text(passage.document)
+            self._sections[passage.document] = statement_sections(text)
+            self._tables[passage.document] = table_sections(text)
         end = passage.end if passage.end is not None else passage.start + 1
-        return section_at(self._sections[passage.document], passage.start, end)
+        found = section_at(self._sections[passage.document], passage.start, end)
+        if found is None and tables:
+            found = section_at(self._tables[passage.document], passage.start, end)
+        return found
 
     def scores(self, path: str, query: str, pool: Sequence[Passage]) -> np.ndarray:
         """One path's scores of the pool. A pool's term matrix and vectors are kept for the

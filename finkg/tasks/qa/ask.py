@@ -210,7 +210,7 @@ class QA:
             bodies = [texts[h.node] for h, _ in top]
         seconds["bundle"] = seconds.get("bundle", 0) + time.perf_counter() - t
         part.hits = [h for h, _ in top]
-        labels = [self.retriever.section(h.passage) for h, _ in top]
+        labels = [self.retriever.section(h.passage, tables=True) for h, _ in top]
         part.blocks = [
             Block("C", "", _block_text(h, body, c.block_chars, lab), h.node, (h.node,), rank, s)
             for rank, ((h, s), body, lab) in enumerate(zip(top, bodies, labels, strict=True), 1)
@@ -248,8 +248,9 @@ class QA:
 
 
 def _block_text(hit: Hit, body: str, limit: int, section: Section | None = None) -> str:
-    """The block as the reader sees it: its document's title, the label of the statement it
-    lies in (title, period and units line: the header its table rows belong to), its text."""
+    """The block as the reader sees it: its document's title, the label of the statement or
+    table it lies in (title, period and units line: the header its rows belong to), its
+    text."""
     head = hit.passage.title or hit.passage.document.value.rsplit("/", 1)[-1]
     body = body if len(body) <= limit else body[:limit].rsplit(" ", 1)[0] + " ..."
     if section is not None:
