@@ -470,13 +470,28 @@ def main(argv: list[str] | None = None) -> int:
     out["reranker"] = cross_encoder_status(settings)
     path = args.report
     results = json.loads(path.read_text()) if path.exists() else {}
-    results["pages"] = out
+    results["pages"] = merged(results.get("pages") or {}, out)
     path.write_text(json.dumps(results, indent=1, default=str))
     import qa
 
     path.with_suffix(".md").write_text(qa.report(results))
     print("\n".join(report_lines(out)))
     return 0
+
+
+def merged(old: dict, new: dict) -> dict:
+    """A run's rows over an earlier run's (rows run apart, such as the stores built later,
+    land in one table in the ablation's order); the rest is the new run's."""
+    if old.get("options", {}).get("questions") != new["options"]["questions"]:
+        return new
+    rows = {r["row"]: r for r in old.get("rows", [])} | {r["row"]: r for r in new["rows"]}
+    order = [r.name for r in ROWS]
+    out = {**old, **new}
+    out["rows"] = sorted(
+        rows.values(), key=lambda r: order.index(r["row"]) if r["row"] in order else 99
+    )
+    out["runs"] = sorted({*old.get("runs", [old.get("run")]), new["run"]} - {None})
+    return out
 
 
 def cross_encoder_status(settings: Settings) -> dict:
