@@ -1,7 +1,10 @@
 # finkg: the two set-up commands of the README, and a few helpers.
 #   make demo   create .venv, install finkg, build and query the demo store
 #   make test   create .venv, install finkg with test tools, run the suite against both
-#               store backends (an Oxigraph server is started on a loopback port)
+#               store backends (an Oxigraph server is started on a loopback port) and the
+#               store suite and query library on Virtuoso 7 too (started the same way;
+#               installed with apt-get when missing and run as root, else those tests skip);
+#               the SPARQL page is checked in headless Chromium (installed the same way)
 
 SHELL       := /bin/bash
 .SHELLFLAGS := -o pipefail -ec
@@ -49,7 +52,8 @@ demo: $(STAMP)
 	@$(BIN)/finkg demo
 
 test: $(STAMP)
-	scripts/with-oxigraph-server $(BIN)/python -m pytest
+	@scripts/system-packages virtuoso-opensource-7-bin chromium
+	scripts/with-virtuoso-server scripts/with-oxigraph-server $(BIN)/python -m pytest
 
 lint: $(STAMP)
 	$(BIN)/ruff check finkg tests benchmarks

@@ -31,6 +31,7 @@ import dataclasses
 import datetime as dt
 import hashlib
 import json
+import os
 import sys
 import time
 from collections import Counter
@@ -42,7 +43,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import numpy as np
 from impact_data import DATA, bars_span, build, describe
-from impact_report import report, summary_json
+from impact_report import report, speed_lines, summary_json
 
 from finkg import queries
 from finkg.config import Settings
@@ -191,7 +192,8 @@ def compare_replies(store, llm, sample, *, texts, vectors, config, prices, calen
         first()
         second()
     arrays = {k: np.array(v) for k, v in times.items()}
-    draws = np.random.default_rng(0).integers(0, len(chosen), size=(1000, len(chosen) * 2))
+    timed = len(arrays["grammar"])  # every anchor once per round
+    draws = np.random.default_rng(0).integers(0, timed, size=(1000, timed))
     out: dict[str, float] = {"anchors": len(chosen)}
     out |= {f"{k}_tokens": float(v) for k, v in tokens.items()}
     out |= {f"{k}_s": float(v.mean()) for k, v in arrays.items()}
@@ -230,6 +232,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--compare", type=int, default=40, help="anchors for the speed comparison (0: none)"
     )
+    parser.add_argument(
+        "--speed-only",
+        action="store_true",
+        help="time the decision forms on --compare test anchors and write impact_speed.md",
+    )
     parser.add_argument("--bootstrap", type=int, default=1000)
     parser.add_argument(
         "--fresh-cache", action="store_true", help="empty the reply cache first (timed runs)"
@@ -248,7 +255,7 @@ def main(argv: list[str] | None = None) -> int:
     variants = [v.strip() for v in args.variants.split(",") if v.strip()]
     first_bar, last_bar = bars_span(args.validation.first_day, args.test.last_day)
     store = build(args.store, args.data, first_day=first_bar, last_day=last_bar)
-    if not args.keep_runs:
+    if not args.keep_runs and not args.speed_only:
         print(f"run state cleared: {clear_runs(store):,} quads of earlier runs", flush=True)
     settings = Settings(home=args.store / "home", reader=args.reader, threads=args.threads)
     calendar = get_calendar()
@@ -288,6 +295,29 @@ def main(argv: list[str] | None = None) -> int:
                 )
 
         return show
+
+    if args.speed_only:  # the decision forms timed alone, nothing written
+        load = os.getloadavg()[0]
+        from finkg.tasks.impact.labels import load_prices
+
+        prices = load_prices(store, sample, proxy=args.proxy, calendar=calendar)
+        comparison = compare_replies(
+            store, llm, sample, texts=texts, vectors=vectors, config=base,
+            prices=prices, calendar=calendar, n=args.compare,
+        )  # fmt: skip
+        lines = [
+            "# Event-impact decisions: scoring against grammar replies",
+            "",
+            f"Command: `{command}`; reader `{llm.model_id}`, {args.threads} threads on 2 "
+            f"CPU cores (load average {load:.1f} when it started).",
+            *speed_lines(comparison),
+        ]
+        out = args.report.with_name("impact_speed.md")
+        out.write_text("\n".join(lines) + "\n")
+        out.with_suffix(".json").write_text(json.dumps(comparison, indent=2) + "\n")
+        print("\n".join(lines))
+        store.close()
+        return 0
 
     # 1. validation decisions (no memory), then the head chosen on them
     started = time.perf_counter()

@@ -101,38 +101,42 @@ def _throughput(facts: Mapping, runs: Mapping[str, RunSummary], comparison) -> l
         "is answered by the exact reply cache and is not counted as a read.",
     ]
     if comparison:
-        c = comparison
-
-        def ratio(key: str) -> str:
-            return f"{c[key + '_ratio']:.2f}x [{c[key + '_low']:.2f}, {c[key + '_high']:.2f}]"
-
-        lines += [
-            "",
-            f"**Scoring against today's grammar replies**, the same {c['anchors']} test anchors "
-            "(static retrieval), no cache, one process, each form over all of them in a row, "
-            "in both orders (95 % intervals resample the timings):",
-            "",
-            "| decision path | prompt tokens | s/anchor | compact reply / this | full reply / "
-            "this |",
-            "|---|---|---|---|---|",
-            "| the full grammar reply (paper 000's schema: signals, ids and reasons per horizon, "
-            f"the main uncertainty; `finkg impact run`'s form until now) | {c['full_tokens']:.0f} "
-            f"| {c['full_s']:.2f} | — | 1 |",
-            "| the compact grammar reply (three signals and at most two ids; what this "
-            f"benchmark read with until now) | {c['grammar_tokens']:.0f} | {c['grammar_s']:.2f} "
-            "| 1 | — |",
-            "| scoring on the same prompt material (the paper's card; three horizons and the "
-            f"citation in one batch) | — | {c['scored_same_s']:.2f} | {ratio('scored_same')} "
-            f"| {ratio('scored_same_full')} |",
-            "| **the job's path**: scoring, the card's numbers in two lines | "
-            f"{c['scored_tokens']:.0f} | {c['scored_s']:.2f} | **{ratio('scored')}** "
-            f"| **{ratio('scored_full')}** |",
-            "",
-            "Evaluating the prompt is most of every form's cost here (about 500 prompt tokens "
-            "a second on 2 cores; each generated token costs about 14 ms): scoring saves the "
-            "generated tokens, not the prompt.",
-        ]
+        lines += speed_lines(comparison)
     return lines
+
+
+def speed_lines(comparison: Mapping) -> list[str]:  # type: ignore[type-arg]
+    """The timing table of the decision forms (`impact.compare_replies`)."""
+    c = comparison
+
+    def ratio(key: str) -> str:
+        return f"{c[key + '_ratio']:.2f}x [{c[key + '_low']:.2f}, {c[key + '_high']:.2f}]"
+
+    return [
+        "",
+        f"**Scoring against today's grammar replies**, the same {c['anchors']} test anchors "
+        "(static retrieval), no cache, one process, each form over all of them in a row, "
+        "in both orders (95 % intervals resample the timings):",
+        "",
+        "| decision path | prompt tokens | s/anchor | compact reply / this | full reply / this |",
+        "|---|---|---|---|---|",
+        "| the full grammar reply (paper 000's schema: signals, ids and reasons per horizon, "
+        f"the main uncertainty; `finkg impact run`'s form until now) | {c['full_tokens']:.0f} "
+        f"| {c['full_s']:.2f} | — | 1 |",
+        "| the compact grammar reply (three signals and at most two ids; what this "
+        f"benchmark read with until now) | {c['grammar_tokens']:.0f} | {c['grammar_s']:.2f} "
+        "| 1 | — |",
+        "| scoring on the same prompt material (the paper's card; three horizons and the "
+        f"citation in one batch) | — | {c['scored_same_s']:.2f} | {ratio('scored_same')} "
+        f"| {ratio('scored_same_full')} |",
+        "| **the job's path**: scoring, the card's numbers in two lines | "
+        f"{c['scored_tokens']:.0f} | {c['scored_s']:.2f} | **{ratio('scored')}** "
+        f"| **{ratio('scored_full')}** |",
+        "",
+        "Evaluating the prompt is most of every form's cost here (about 500 prompt tokens "
+        "a second on 2 cores; each generated token costs about 14 ms): scoring saves the "
+        "generated tokens, not the prompt.",
+    ]
 
 
 def report(  # type: ignore[no-untyped-def]

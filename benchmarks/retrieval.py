@@ -17,12 +17,21 @@ The store is the one `benchmarks/ingest.py --keep DIR` builds from ../shared/dat
    server (`oxigraph serve-read-only`) over the same folder (target: server <= 2x).
 
     python benchmarks/retrieval.py --store /path/to/store [--anchors 300]
+
+`--engines` runs instead the two-engine comparison of `retrieval_engines.py`: the store
+copied into an Oxigraph server and a Virtuoso 7 server (triples loaded per second), and the
+pool query and the one-hop CONSTRUCT timed on both (p50, p95) with their answers compared;
+it replaces that section of the report and leaves the rest as it is:
+
+    scripts/with-virtuoso-server sh -c 'python benchmarks/retrieval.py --engines \
+        --store DIR --virtuoso "$FINKG_TEST_VIRTUOSO" --virtuoso-gsp "$FINKG_TEST_VIRTUOSO_GSP"'
 """
 
 from __future__ import annotations
 
 import argparse
 import datetime as dt
+import os
 import shutil
 import socket
 import statistics
@@ -59,6 +68,7 @@ from finkg.retrieval.vectors import VectorIndex
 from finkg.tasks.impact.anchors import Anchor, anchors
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))  # benchmarks.retrieval_engines, for --engines
 NY = ZoneInfo("America/New_York")
 CLASSES = (FKG.NewsArticle, FKG.FilingPassage)
 
@@ -205,8 +215,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--embedder", choices=("minilm", "hash"), default="minilm")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--report", type=Path, default=ROOT / "benchmarks/reports/retrieval.md")
+    parser.add_argument(
+        "--engines", action="store_true", help="Only the two-engine comparison (see above)."
+    )
+    parser.add_argument("--virtuoso", help="Virtuoso's SPARQL endpoint (with --engines).")
+    parser.add_argument("--virtuoso-gsp", help="Virtuoso's Graph Store endpoint.")
+    parser.add_argument(
+        "--chunk", type=int, default=50_000, help="Triples per Graph Store request (--engines)."
+    )
+    parser.add_argument("--store-note", default="", help="What the store is, for the report.")
     args = parser.parse_args(argv)
     settings = Settings.from_env()
+    if args.engines:
+        return engines(args, settings)
     print(
         f"options: store={args.store} period={args.start}..{args.end} anchors={args.anchors} "
         f"updates={args.updates} embedder={args.embedder} threads={settings.threads}",
@@ -254,6 +275,27 @@ def main(argv: list[str] | None = None) -> int:
     print(text)
     args.report.parent.mkdir(parents=True, exist_ok=True)
     args.report.write_text(text)
+    return 0
+
+
+def engines(args: argparse.Namespace, settings: Settings) -> int:
+    from benchmarks.retrieval_engines import run_engines, write_section
+
+    print(
+        f"options: store={args.store} period={args.start}..{args.end} anchors={args.anchors} "
+        f"engines: oxigraph server, virtuoso={args.virtuoso or 'none'} chunk={args.chunk}",
+        flush=True,
+    )
+    args.load_average = os.getloadavg()[0]
+    start = dt.datetime.combine(args.start, dt.time(0), NY)
+    end = dt.datetime.combine(args.end + dt.timedelta(days=1), dt.time(0), NY)
+    with open_store(args.store, settings=settings, read_only=True) as store:
+        found = anchors(store, start=start, end=end, calendar=get_calendar())
+    chosen = sample(found, args.anchors)
+    print(f"{len(found)} anchors in the period, {len(chosen)} timed", flush=True)
+    section = run_engines(args, chosen, len(found), settings)
+    print(section)
+    write_section(args.report, section)
     return 0
 
 

@@ -3,11 +3,15 @@
 `store` is parametrized over the embedded backend (in memory) and the remote backend (the
 SPARQL endpoint in FINKG_TEST_ENDPOINT, which `make test` / `.ci/run` start with
 `scripts/with-oxigraph-server`); remote cases skip, saying why, when no endpoint is set.
+
+The store suite and the query library also run on a second engine, Virtuoso 7
+(`ENGINES`: FINKG_TEST_VIRTUOSO and FINKG_TEST_VIRTUOSO_GSP, started by
+`scripts/with-virtuoso-server`); those cases skip with the script's reason when it could not
+start one.
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -15,13 +19,10 @@ import pytest
 
 from finkg.config import Settings
 from finkg.kg.store import BaseStore, open_store
+from tests.backends import BACKENDS, open_backend
 
 DATA = Path(__file__).parent / "data"
 SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
-
-
-def endpoint() -> str | None:
-    return os.environ.get("FINKG_TEST_ENDPOINT") or None
 
 
 @pytest.fixture
@@ -29,22 +30,10 @@ def settings(tmp_path: Path) -> Settings:
     return Settings(home=tmp_path / "home")
 
 
-def _fresh_remote(settings: Settings) -> BaseStore:
-    url = endpoint()
-    if url is None:
-        pytest.skip("no SPARQL endpoint: set FINKG_TEST_ENDPOINT (make test starts one)")
-    store = open_store(url, settings=settings)
-    store._post_update("DROP SILENT ALL")  # type: ignore[attr-defined]  # a fresh store per test
-    return store
-
-
-@pytest.fixture(params=["embedded", pytest.param("remote", marks=pytest.mark.remote)])
+@pytest.fixture(params=BACKENDS)
 def store(request: pytest.FixtureRequest, settings: Settings) -> Iterator[BaseStore]:
     """A fresh, empty store on each backend."""
-    if request.param == "embedded":
-        s = open_store(None, settings=settings)
-    else:
-        s = _fresh_remote(settings)
+    s = open_backend(request.param, settings)
     yield s
     s.close()
 

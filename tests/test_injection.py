@@ -153,15 +153,15 @@ def _obedient(messages) -> str:
     )
 
 
-def test_evidence_cannot_make_the_reader_cite_what_it_was_not_given(world) -> None:
-    root, settings, _ = world
-    day = DAYS[100]
+def _ingest_orders(root, store) -> None:  # type: ignore[no-untyped-def]
+    """A news item whose text orders the reader to cite ids it is not given (ingesting it
+    again adds nothing)."""
     hostile = root / "hostile.jsonl"
     hostile.write_text(
         json.dumps(
             {
                 "symbol": "ZQAW",
-                "publishedDate": f"{day} 09:00:00",
+                "publishedDate": f"{DAYS[100]} 09:00:00",
                 "title": ORDERS,
                 "site": "wire",
                 "text": ORDERS,
@@ -170,8 +170,14 @@ def test_evidence_cannot_make_the_reader_cite_what_it_was_not_given(world) -> No
         )
         + "\n"
     )
+    ingest(store, "news", loader("news"), [hostile], IngestOptions(graphs=store.graphs))
+
+
+def test_evidence_cannot_make_the_reader_cite_what_it_was_not_given(world) -> None:
+    root, settings, _ = world
+    day = DAYS[100]
     with open_store(root / "store", settings=settings) as store:
-        ingest(store, "news", loader("news"), [hostile], IngestOptions(graphs=store.graphs))
+        _ingest_orders(root, store)
         texts, vectors, _ = open_indexes(store, settings)
         start = dt.datetime.combine(day, dt.time(9), NY)
         anchor = next(
@@ -188,7 +194,7 @@ def test_evidence_cannot_make_the_reader_cite_what_it_was_not_given(world) -> No
             texts=texts,
             vectors=vectors,
             memory=None,
-            config=ImpactConfig(proxy="ZQMX"),
+            config=ImpactConfig(proxy="ZQMX", reply="full"),  # a generated reply's citations
         )
         assert ORDERS in reader.calls[0][-1]["content"]  # the orders reached the prompt
         # the ids it was told to cite were never offered: dropped and counted, not cited
@@ -208,3 +214,33 @@ def test_evidence_cannot_make_the_reader_cite_what_it_was_not_given(world) -> No
             "<https://w3id.org/finkg/ns#modelId> 'obedient' } }"
         )
         assert [int(r["n"].value) for r in run] == [6]  # type: ignore[union-attr]
+
+
+def test_a_scored_decision_can_cite_only_an_id_it_was_given(world) -> None:
+    """Decided by scoring, the reader chooses among the listed ids and "none": an id the
+    evidence orders it to cite is not an option at all."""
+    root, settings, _ = world
+    with open_store(root / "store", settings=settings) as store:
+        _ingest_orders(root, store)
+        texts, vectors, _ = open_indexes(store, settings)
+        start = dt.datetime.combine(DAYS[100], dt.time(9), NY)
+        anchor = next(
+            a
+            for a in anchors(store, start=start, end=start + dt.timedelta(minutes=1),
+                             calendar=get_calendar())
+            if a.headline == ORDERS
+        )  # fmt: skip
+        asked: list[list[str]] = []
+
+        def scores(messages, options):  # type: ignore[no-untyped-def]
+            asked.append(list(options))
+            return {o: (0.0 if o == "F77" else -5.0) for o in options}
+
+        reader = ScriptedLLM(scores=scores, model_id="obedient-scorer")
+        result = predict(
+            store, anchor, llm=reader, texts=texts, vectors=vectors, memory=None,
+            config=ImpactConfig(proxy="ZQMX"),
+        )  # fmt: skip
+    citation = asked[-1]
+    assert "F77" not in citation and citation[-1] == "none"
+    assert set(result.read.cited) <= set(result.ids)

@@ -87,7 +87,7 @@ def impact() -> None:
     default="scored",
     show_default=True,
     help="How the reader decides: scored (the log-probabilities of the whole options up, "
-    "neutral and down per horizon, through --head, and a short citation reply), or a "
+    "neutral and down per horizon, through --head; the cited evidence scored likewise), or a "
     "generated JSON reply with reasons (full, paper 000's schema) or without (compact).",
 )
 @click.option(

@@ -10,7 +10,14 @@ from pyoxigraph import NamedNode, Quad, Triple
 
 from finkg.errors import MissingStoreError, QueryError, StoreError
 from finkg.kg.graphs import Graphs
-from finkg.kg.store import BaseStore, Commit, DefaultGraphs, commit_quads, parse_into
+from finkg.kg.store import (
+    BaseStore,
+    Commit,
+    DefaultGraphs,
+    commit_quads,
+    own_graphs,
+    parse_into,
+)
 from finkg.kg.updates import quads_update
 from finkg.queries.results import Solutions
 
@@ -159,10 +166,7 @@ class EmbeddedStore(BaseStore):
         return iter(self._store.quads_for_pattern(None, None, None, graph))
 
     def named_graphs(self) -> list[NamedNode]:
-        return sorted(
-            (g for g in self._store.named_graphs() if isinstance(g, NamedNode)),
-            key=lambda g: g.value,
-        )
+        return own_graphs(self._store.named_graphs(), self.graphs)
 
     def flush(self) -> None:
         if self.location != ":memory:" and not self.read_only:

@@ -9,7 +9,9 @@ It refuses, with a reason in the body:
   has already answered 200 and writes its error into the results; a result that ends so
   within the first MiB becomes a 503, a longer one is cut off without its last chunk, so
   that no client reads it as whole).
-Everything else is passed through, streamed, with the Oxigraph server's status and headers.
+Everything else is passed through, streamed, with the Oxigraph server's status and headers,
+but for the SPARQL page at `/`: finkg serves its own (`sparql_page.html`), the YASGUI
+editor the Oxigraph server ships, set up to call no other host.
 """
 
 from __future__ import annotations
@@ -19,7 +21,9 @@ import queue
 import socket
 import urllib.parse
 from dataclasses import dataclass
+from functools import cache
 from http.server import BaseHTTPRequestHandler
+from importlib import resources
 
 from finkg.kg.sparql_guard import outbound_reason
 
@@ -50,6 +54,11 @@ class Policy:
     read_write: bool = False
     allow_service: bool = False
     timeout_s: float = 60.0
+
+
+@cache
+def _sparql_page() -> bytes:
+    return resources.files("finkg.kg").joinpath("sparql_page.html").read_bytes()
 
 
 def handler(host: str, port: int, policy: Policy) -> type[BaseHTTPRequestHandler]:
@@ -85,6 +94,9 @@ class _Handler(BaseHTTPRequestHandler):
         pass
 
     def _handle(self) -> None:
+        if self.command in ("GET", "HEAD") and urllib.parse.urlsplit(self.path).path == "/":
+            self._page()
+            return
         try:
             body = self._body()
             self._check(body)
@@ -149,6 +161,15 @@ class _Handler(BaseHTTPRequestHandler):
                     "to other hosts; start it with `finkg serve --allow-service` to allow "
                     "federated queries and LOAD",
                 )
+
+    def _page(self) -> None:
+        data = _sparql_page()
+        self.send_response(200)
+        self.send_header("Content-Type", "text/html; charset=utf-8")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(data)
 
     def _reply(self, status: int, text: str) -> None:
         data = (text + "\n").encode()

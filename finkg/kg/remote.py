@@ -5,8 +5,12 @@ Protocol. For the Oxigraph server (`finkg serve`, or `oxigraph serve`) give its 
 (`http://127.0.0.1:7878`) or its `/query` URL: `/update` and `/store` are derived. For other
 engines give the query URL and set `FINKG_UPDATE_URL` / `FINKG_GSP_URL` where they differ.
 
-Results come back as SPARQL JSON or Turtle and are parsed by pyoxigraph, so both backends
-return the same term objects.
+Results come back as SPARQL JSON or N-Triples (Turtle where an engine has no N-Triples) and
+are parsed by pyoxigraph, so both backends return the same term objects.
+
+Tested engines: the Oxigraph server and Virtuoso 7 (`tests/test_engines.py`). For Virtuoso
+give its `/sparql` URL (queries and updates) and set `FINKG_GSP_URL` to its
+`/sparql-graph-crud`; its settings must not cut answers off (`scripts/with-virtuoso-server`).
 """
 
 from __future__ import annotations
@@ -85,8 +89,10 @@ class RemoteStore(BaseStore):
             graphs = self.named_graphs() if default_graphs == "union" else list(default_graphs)  # type: ignore[arg-type]
             for g in graphs:
                 sw.addDefaultGraph(g.value)
-                if default_graphs != "union":
-                    sw.addNamedGraph(g.value)  # the listed graphs are all a query can read
+                # the listed graphs are all a query can read; for the union, every graph is
+                # named too: a protocol dataset given default graphs alone has no named
+                # graphs, and GRAPH ?g would match nothing on an engine that keeps to that
+                sw.addNamedGraph(g.value)
             if not graphs:  # an empty dataset: name one graph that holds nothing
                 sw.addDefaultGraph(self.graphs.prefix + "empty")
                 sw.addNamedGraph(self.graphs.prefix + "empty")
@@ -162,7 +168,12 @@ class RemoteStore(BaseStore):
         return result
 
     def construct(self, query: str, *, default_graphs: DefaultGraphs = None) -> list[Triple]:
-        data, ctype = self._send(self._wrapper(query, default_graphs, TURTLE, CONSTRUCT))
+        sw = self._wrapper(query, default_graphs, TURTLE, CONSTRUCT)
+        # N-Triples first: every literal keeps its datatype there, where a Turtle writer may
+        # shorten a double to a bare number, which reads back as an xsd:decimal (Virtuoso
+        # wrote 6.0E-1 as 0.5999999999999999778)
+        sw.addCustomHttpHeader("Accept", "application/n-triples, text/turtle;q=0.9")
+        data, ctype = self._send(sw)
         fmt = ox.RdfFormat.from_media_type(ctype.split(";")[0].strip()) or ox.RdfFormat.TURTLE
         try:
             return [Triple(q.subject, q.predicate, q.object) for q in ox.parse(data, format=fmt)]

@@ -33,16 +33,23 @@ class StoreStats(BaseModel):
     classes: list[ClassCount]
 
 
+def _own_rows(store: BaseStore, name: str) -> list[dict]:
+    rows = queries.run(store, name)
+    return [r for r in rows if r["graph"].value.startswith(store.graphs.prefix)]  # type: ignore[union-attr]
+
+
 def store_stats(store: BaseStore) -> StoreStats:
-    graph_rows = queries.run(store, "graph_counts")
-    class_rows = queries.run(store, "class_counts")
+    """finkg's graphs only (an engine shared with other work, or Virtuoso with its system
+    graphs, holds others)."""
+    graph_rows = _own_rows(store, "graph_counts")
+    class_rows = _own_rows(store, "class_counts")
     graphs = [
         GraphCount(
             graph=row["graph"].value,  # type: ignore[union-attr]
             name=store.graphs.name_of(row["graph"]),  # type: ignore[arg-type]
             triples=python_value(row["triples"]),  # type: ignore[arg-type]
         )
-        for row in graph_rows  # type: ignore[union-attr]
+        for row in graph_rows
     ]
     classes = [
         ClassCount(
@@ -51,7 +58,7 @@ def store_stats(store: BaseStore) -> StoreStats:
             class_iri=row["class"].value,  # type: ignore[union-attr]
             instances=python_value(row["instances"]),  # type: ignore[arg-type]
         )
-        for row in class_rows  # type: ignore[union-attr]
+        for row in class_rows
     ]
     return StoreStats(
         location=store.location,

@@ -197,8 +197,9 @@ class BaseStore(ABC):
             self._generation = record.sequence
 
     def named_graphs(self) -> list[NamedNode]:
+        """finkg's named graphs that hold triples, by IRI (see `own_graphs`)."""
         result = queries.run(self, "named_graphs")  # type: ignore[arg-type]
-        return [g for g in result.column("graph") if isinstance(g, NamedNode)]  # type: ignore[union-attr]
+        return own_graphs(result.column("graph"), self.graphs)  # type: ignore[union-attr, arg-type]
 
     def _commit(self, iri: NamedNode | None, note: str, count: int | None) -> Commit:
         """A commit numbered one above the current generation (read before the write, so a
@@ -222,6 +223,17 @@ class BaseStore(ABC):
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def own_graphs(found: Iterable[object], graphs: Graphs) -> list[NamedNode]:
+    """The graphs of `found` that are finkg's (their IRIs start with `graphs.prefix`), sorted.
+
+    An engine shared with other work holds other graphs, and some engines keep graphs of
+    their own in every store (Virtuoso's system graphs: its RDF storage metadata, the OWL
+    and LDP vocabularies); finkg neither reads them into a union nor exports or clears them.
+    """
+    own = {g for g in found if isinstance(g, NamedNode) and g.value.startswith(graphs.prefix)}
+    return sorted(own, key=lambda g: g.value)
 
 
 def commit_quads(commit: Commit, graphs: Graphs) -> list[Quad]:

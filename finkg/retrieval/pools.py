@@ -43,6 +43,7 @@ from finkg.errors import InputError
 from finkg.kg.store import BaseStore
 from finkg.ontology.families import source_families, top_family, with_narrower
 from finkg.ontology.terms import FKG
+from finkg.queries.results import python_value
 from finkg.retrieval.bm25 import bm25_scores, tokenize
 from finkg.retrieval.fuse import FUSIONS, Fusion, fuse
 
@@ -148,7 +149,7 @@ def eligible_rows(
         if r["family"] not in families or r["evidence"] in duplicates:
             continue
         iri = r["evidence"]
-        peer = r["peer"].value == "true"  # type: ignore[union-attr]
+        peer = python_value(r["peer"]) is True  # "true", or "1" as Virtuoso writes it
         if iri in out and not peer:  # about the company and a peer: it is the company's
             out[iri] = (*out[iri][:3], False)
         elif iri not in out:
