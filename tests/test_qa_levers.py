@@ -138,6 +138,13 @@ def test_a_numeric_question_is_computed_by_finkg_with_cited_operands(filing) -> 
         )
         for c in cites
     )
+    (run,) = store.select(  # the run names the calculator and holds the calculation
+        f"SELECT ?m ?p WHERE {{ GRAPH ?g {{ <{asked.iri.value}> "
+        f"<http://www.w3.org/ns/prov#wasGeneratedBy> ?r . ?r <{FKG}modelId> ?m ; "
+        f"<{FKG}parameters> ?p }} }}"
+    )
+    assert run["m"].value == "finkg-calculator"  # type: ignore[index, union-attr]
+    assert json.loads(run["p"].value)["calculation"] == str(calc)  # type: ignore[index, union-attr]
 
 
 def test_auto_uses_a_cross_encoder_only_with_a_held_out_gain(tmp_path) -> None:

@@ -35,6 +35,7 @@ from decimal import Decimal, DivisionByZero, InvalidOperation, localcontext
 from finkg.errors import InputError
 
 OPERATIONS = ("sum", "difference", "ratio", "percent change", "average", "growth rate")
+MODEL_ID = "finkg-calculator"  # the model id of a run whose answer finkg computed
 ARITY = {  # (fewest, most) operands
     "sum": (2, 12),
     "difference": (2, 2),
