@@ -15,14 +15,26 @@ answered from the paragraphs.
 
 Samples are deterministic: FinanceBench questions evenly spread over the file; TAT-QA
 questions drawn with a seeded generator from the whole dev set, each with its own context.
+
+Run alone, it measures finkg's calculator with no reader at all, on TAT-QA's arithmetic
+questions (issue 28 item 4), and merges that part into the QA report:
+
+    python benchmarks/qa_answers.py --tatqa-calc 200 [--seed 0] [--work DIR] [--report FILE]
+
+The rules alone choose the operation and the table rows (`QAConfig(choose_by_reader=False)`);
+a question the calculator does not compute is put to a reader that has no reply and counts
+as wrong, so the exact share is over every question drawn.
 """
 
 from __future__ import annotations
 
+import argparse
+import datetime as dt
 import json
 import random
 import shutil
 import statistics
+import sys
 import time
 from collections import Counter, defaultdict
 from pathlib import Path
@@ -37,7 +49,9 @@ from finkg.evaluation.stats import bootstrap
 from finkg.kg.ingest.documents import ingest_documents
 from finkg.kg.setup import init_store
 from finkg.kg.store import open_store
+from finkg.reader.llm import ReaderError, ScriptedLLM
 from finkg.tasks.qa.setup import open_qa
+from finkg.tasks.qa.types import QAConfig
 
 TYPES = ("extraction", "arithmetic", "yes/no", "text")
 
@@ -150,18 +164,33 @@ class TatQuestion:
             self.type = "extraction"
 
 
-def tatqa_sample(n: int, seed: int = 0) -> list[tuple[qa_data.TatContext, dict]]:
-    """`n` TAT-QA dev questions drawn with a seeded generator, each with its context."""
+def tatqa_sample(
+    n: int, seed: int = 0, *, kind: str | None = None
+) -> list[tuple[qa_data.TatContext, dict]]:
+    """`n` TAT-QA dev questions (of one type, `kind`, if given) drawn with a seeded
+    generator, each with its context."""
     pairs = [(ctx, q) for ctx in qa_data.tatqa_contexts() for q in ctx.questions]
+    if kind is not None:
+        pairs = [(c, q) for c, q in pairs if TatQuestion(c.uid, q).type == kind]
     return random.Random(seed).sample(pairs, min(n, len(pairs)))
 
 
-def tatqa(settings: Settings, reader, n: int, work: Path, as_of, seed: int = 0) -> dict:
+def tatqa(
+    settings: Settings,
+    reader,
+    n: int,
+    work: Path,
+    as_of,
+    seed: int = 0,
+    *,
+    kind: str | None = None,
+    config: QAConfig | None = None,
+) -> dict:
     """TAT-QA dev questions over their own contexts, one TXT document each."""
     folder = work / "tatqa"
     shutil.rmtree(folder, ignore_errors=True)
     folder.mkdir(parents=True, exist_ok=True)
-    sample = tatqa_sample(n, seed)
+    sample = tatqa_sample(n, seed, kind=kind)
     paths = {}
     for ctx, _ in sample:
         if ctx.uid in paths:
@@ -175,7 +204,7 @@ def tatqa(settings: Settings, reader, n: int, work: Path, as_of, seed: int = 0) 
     ingest_documents(store, list(paths.values()))
     indexes = work / "tatqa-indexes"
     shutil.rmtree(indexes, ignore_errors=True)
-    qa = open_qa(store, settings, rerank="none", llm=reader, directory=indexes)
+    qa = open_qa(store, settings, rerank="none", llm=reader, directory=indexes, config=config)
     docs = {
         r["title"].value: r["d"]  # type: ignore[union-attr]
         for r in store.select(
@@ -203,3 +232,70 @@ def type_lines(name: str, a: dict) -> list[str]:
     for kind, (v, lo, hi, n) in a.get("by_type", {}).items():
         lines.append(f"| {kind} | {n} | {v:.3f} [{lo:.2f}, {hi:.2f}] |")
     return [*lines, ""]
+
+
+def _no_reply(messages) -> str:
+    raise ReaderError("no reader in a calculator-only run: finkg's calculator did not compute it")
+
+
+def calc_lines(a: dict) -> list[str]:
+    """The report's section on the calculator alone (TAT-QA arithmetic, no reader)."""
+    if not a:
+        return []
+    c, ci = a["calculated"], a["accuracy_ci"]
+    return [
+        "## Numbers computed by finkg, no reader (TAT-QA arithmetic, issue 28)",
+        "",
+        f"Run {a['run']}: {a['n']} TAT-QA dev questions of type arithmetic (TAT-QA's "
+        f"arithmetic and count answers), drawn with seed {a['seed']}, each over its own "
+        "context; `finkg ask`'s retrieval (top 5 blocks), then `tasks.qa.arithmetic` with its "
+        "rules alone (no reader scores an operation or a row). A question the calculator "
+        "does not compute counts as wrong.",
+        "",
+        "| n | exact [95 % CI] | computed by finkg | exact when computed | N | s / answer |",
+        "|---|---|---|---|---|---|",
+        f"| {a['n']} | {ci[0]:.3f} [{ci[1]:.2f}, {ci[2]:.2f}] | {c['n']} | "
+        f"{c['correct']}/{c['n']} | {a['N']:.3f} | {a['seconds_per_answer']:.1f} |",
+        "",
+    ]
+
+
+def main(argv: list[str] | None = None) -> int:
+    import qa
+
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--tatqa-calc", type=int, required=True, help="TAT-QA arithmetic questions")
+    ap.add_argument("--seed", type=int, default=0, help="seed of the TAT-QA sample")
+    ap.add_argument("--work", type=Path, default=Path("/tmp/finkg-qa-calc"))
+    ap.add_argument(
+        "--report", type=Path, default=qa.REPORTS / "qa.json", help="the JSON report merged into"
+    )
+    args = ap.parse_args(argv)
+    log(f"options: {vars(args)}")
+    settings = Settings.from_env()
+    reader = ScriptedLLM(respond=_no_reply, model_id="none (calculator only)")
+    config = QAConfig(choose_by_reader=False)
+    found = tatqa(
+        settings,
+        reader,
+        args.tatqa_calc,
+        args.work,
+        qa.LATE,
+        args.seed,
+        kind="arithmetic",
+        config=config,
+    )
+    store = found.pop("store")
+    run = f"{dt.datetime.now(dt.UTC).isoformat(timespec='minutes')}, no reader"
+    results = json.loads(args.report.read_text()) if args.report.exists() else {}
+    results["tatqa_calc"] = found | {"run": run}
+    results["audit_tatqa_calc"] = qa.auditability(store, found["rows"])
+    args.report.parent.mkdir(parents=True, exist_ok=True)
+    args.report.write_text(json.dumps(results, indent=1, default=str))
+    args.report.with_suffix(".md").write_text(qa.report(results))
+    print("\n".join(calc_lines(results["tatqa_calc"])))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -29,8 +29,9 @@ class QAConfig:
     calculate: a numeric question is answered by finkg's calculator over the blocks'
     table cells (`arithmetic`) when it can read the operation and the operands, else by
     the reader; choose_by_reader: the reader scores the operation or a row as options
-    where the rules leave them open. The defaults are the page-level benchmark's choices
-    (benchmarks/reports/qa.md, issue 28)."""
+    where the rules leave them open. The paths are the levers the page-level benchmark
+    adds (benchmarks/qa_retrieval.py, issue 28); BM25's k1, b and the weights stay at their
+    usual values until its dev run chooses them (benchmarks/reports/qa.md)."""
 
     paths: tuple[str, ...] = ("sparse", "dense", "statement", "parts")
     weights: tuple[tuple[str, float], ...] = ()
