@@ -89,8 +89,12 @@ def _throughput(facts: Mapping, runs: Mapping[str, RunSummary], comparison) -> l
         "| figure | value |",
         "|---|---|",
         val_row,
-        f"| the same, the reader's own time only, reads really made | {reader_rate:,.0f} "
-        f"anchors/h ({val_real:,} anchors: {per_anchor:.2f} s an anchor) |",
+        (
+            f"| the same, the reader's own time only, reads really made | {reader_rate:,.0f} "
+            f"anchors/h ({val_real:,} anchors: {per_anchor:.2f} s an anchor) |"
+            if val_real
+            else "| the same, the reader's own time only | no read made in this pass |"
+        ),
         f"| test pass: {facts['sample']:,} anchors x {len(runs)} variants | "
         f"{facts['run_minutes']:.1f} min; {test_real:,} anchor reads really made (identical "
         f"prompts of another variant answered by the cache, not counted): **{test_rate:,.0f} "
