@@ -434,6 +434,7 @@ def main(argv: list[str] | None = None) -> int:
         },
         "val_minutes": val_minutes,
         "val_reads": val_runs["static"].reads,
+        "val_cached": val_runs["static"].cached,
         "val_reader_seconds": val_runs["static"].reader_seconds,
         "run_minutes": run_minutes,
         "index_s": index_s,

@@ -55,6 +55,25 @@ class FBQuestion:
     answer: str
     kind: str  # question_type: metrics-generated, domain-relevant, novel-generated
     evidence: tuple[Evidence, ...]
+    reasoning: str = ""  # question_reasoning: Numerical reasoning, Information extraction, ...
+
+    @property
+    def type(self) -> str:
+        return self.answer_type
+
+    @property
+    def answer_type(self) -> str:
+        """extraction, arithmetic, yes/no or text (the report's question types): yes/no by
+        the reference's first word, arithmetic when the question needs numerical reasoning,
+        extraction when it asks for information as stated, text otherwise."""
+        first = self.answer.strip().lower().split(" ", 1)[0].strip(".,")
+        if first in ("yes", "no"):
+            return "yes/no"
+        if "numerical reasoning" in self.reasoning.lower():
+            return "arithmetic"
+        if "extraction" in self.reasoning.lower():
+            return "extraction"
+        return "text"
 
     @property
     def period(self) -> str | None:
@@ -65,10 +84,17 @@ class FBQuestion:
         return f"{m.group(1)}{m.group(2)}" if m.group(2) else f"FY{m.group(1)}"
 
 
-def financebench_questions() -> list[FBQuestion]:
-    rows = (FINANCEBENCH / "financebench_questions_dev.jsonl").read_text().splitlines()
+QUESTIONS = FINANCEBENCH / "financebench_questions_dev.jsonl"
+PDFS = FINANCEBENCH / "pdfs"
+
+
+def financebench_questions(path: Path = QUESTIONS) -> list[FBQuestion]:
+    """Questions from a FinanceBench-format JSONL file (one question object a line)."""
+    rows = path.read_text().splitlines()
     out = []
     for line in rows:
+        if not line.strip():
+            continue
         r = json.loads(line)
         out.append(
             FBQuestion(
@@ -78,6 +104,7 @@ def financebench_questions() -> list[FBQuestion]:
                 question=r["question"],
                 answer=r["answer"],
                 kind=r.get("question_type") or "",
+                reasoning=r.get("question_reasoning") or "",
                 evidence=tuple(
                     Evidence(
                         e["doc_name"],
@@ -99,15 +126,18 @@ def financebench_documents() -> dict[str, dict[str, object]]:
     }
 
 
-def pdf_paths() -> dict[str, Path]:
-    return {p.stem: p for p in sorted((FINANCEBENCH / "pdfs").glob("*.pdf"))}
+def pdf_paths(folder: Path = PDFS) -> dict[str, Path]:
+    return {p.stem: p for p in sorted(folder.glob("*.pdf"))}
 
 
-def stage_financebench(folder: Path) -> tuple[Path, list[Path]]:
-    """The companies CSV and the PDFs (linked) with title/ticker sidecars, under `folder`."""
+def stage_financebench(folder: Path, pdf_dir: Path = PDFS) -> tuple[Path, list[Path]]:
+    """The companies CSV and the PDFs (linked) with title/ticker sidecars, under `folder`.
+    A PDF the document list does not name gets its company from its name's first part."""
     folder.mkdir(parents=True, exist_ok=True)
     info = financebench_documents()
-    pdfs = pdf_paths()
+    pdfs = pdf_paths(pdf_dir)
+    for name in pdfs:
+        info.setdefault(name, {"company": company_key(name), "gics_sector": ""})
     companies = folder / "companies.csv"
     keys = sorted({(company_key(n), str(info[n]["company"])) for n in pdfs if n in info})
     with companies.open("w", newline="") as f:

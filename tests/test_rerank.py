@@ -79,11 +79,10 @@ def test_bundles_take_no_neighbour_from_the_future(store: BaseStore) -> None:
 
 
 def _scores(messages, options) -> dict[str, float]:
+    assert options == ["yes", "no"]  # two whole options after one prompt
     text = messages[-1]["content"]
     relevant = "revenue" in text.split("Passage:")[1].lower()
-    yes = -0.2 if relevant else -2.5
-    no = -2.5 if relevant else -0.2
-    return {"yes": yes, "Yes": yes - 1.0, "no": no, "No": no - 1.0}
+    return {"yes": -0.2, "no": -2.5} if relevant else {"yes": -2.5, "no": -0.2}
 
 
 def test_llm_reranker_is_sigmoid_of_the_yes_no_log_odds() -> None:
@@ -95,12 +94,30 @@ def test_llm_reranker_is_sigmoid_of_the_yes_no_log_odds() -> None:
     ]
     ranked = rerank(r, "How did revenue change?", items)
     assert [x.node.value for x in ranked] == ["https://e.org/b", "https://e.org/a"]
-    lse = lambda a, b: math.log(math.exp(a) + math.exp(b))  # noqa: E731
-    odds = lse(-0.2, -1.2) - lse(-2.5, -3.5)
+    odds = -0.2 - -2.5
     assert ranked[0].score == pytest.approx(1 / (1 + math.exp(-odds)))
     assert ranked[1].score == pytest.approx(1 - ranked[0].score)
     assert ranked[0].before == 1
     assert len(llm.calls) == 2  # one scoring call per passage, no generation
+
+
+def test_the_passages_of_one_question_are_scored_in_one_batch() -> None:
+    """A reader with `score_many` gets every passage's prompt at once (they open alike:
+    the instructions, then the question), and the reranker says what it cost."""
+
+    class Batched(ScriptedLLM):
+        def score_many(self, requests):
+            self.batches = [*getattr(self, "batches", []), len(requests)]
+            return [self.score(m, o) for m, o in requests]
+
+    llm = Batched(scores=_scores)
+    r = LLMReranker(llm)
+    r.scores("How did revenue change?", ["Revenue rose.", "Rain fell.", "Revenue fell."])
+    assert llm.batches == [3]
+    first = r.template.render({"query": "q", "chunk": "a"})
+    second = r.template.render({"query": "q", "chunk": "b"})
+    shared = first[-1]["content"].split("Passage:")[0]
+    assert first[0] == second[0] and second[-1]["content"].startswith(shared)
 
 
 @pytest.mark.model

@@ -42,6 +42,9 @@ from finkg.cli.support import (
 )
 from finkg.errors import InputError
 from finkg.tasks.qa.setup import RERANKERS
+from finkg.tasks.qa.types import QAConfig
+
+QA_PATHS = QAConfig().paths
 
 
 @click.command("ask")
@@ -58,14 +61,15 @@ from finkg.tasks.qa.setup import RERANKERS
     type=click.Choice(RERANKERS),
     default="auto",
     show_default=True,
-    help="cross: the trained cross-encoder; llm: the reader's yes/no log-odds; none; "
-    "auto: cross when it is trained, else none.",
+    help="cross: the trained cross-encoder; llm: the reader's yes/no log-odds (the options "
+    "scored); none; auto: cross only when its manifest shows a held-out MRR gain, else none.",
 )
 @click.option(
     "--paths",
-    default="sparse,dense",
+    default=",".join(QA_PATHS),
     show_default=True,
-    help="Retrieval paths fused by RRF: some of sparse, dense, metadata.",
+    help="Retrieval paths fused by RRF: some of sparse, dense, metadata, statement (the "
+    "statement the question names or implies), parts (one sub-query per line item).",
 )
 @click.option("--reader", help="Reader: a packaged model name or .gguf path [$FINKG_READER].")
 @click.option("--json", "as_json", is_flag=True, help="Print the answer as JSON.")
@@ -93,10 +97,10 @@ def ask(
     scores groundedness (S_comp) and writes the answer with its run. `finkg audit IRI`
     traces it back to the documents.
     """
-    from finkg.tasks.qa.ask import QAConfig
     from finkg.tasks.qa.setup import answer
 
-    config = QAConfig(paths=tuple(p.strip() for p in paths.split(",") if p.strip()))
+    chosen = tuple(p.strip() for p in paths.split(",") if p.strip())
+    config = QAConfig(paths=chosen)
 
     settings = _reading(ctx, concurrency)
     if reader:

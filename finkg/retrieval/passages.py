@@ -14,14 +14,28 @@ own statistics, so nothing outside the eligible set moves a score:
   hours per filing on two cores, so finkg's metadata is extractive (the heading is the
   section's own name), and says so.
 
-The top `depth` (100) of each path are fused by reciprocal rank, sum of 1 / (60 + rank) over
-the paths that ranked a passage (paper 003): a passage only one path found still counts.
+With a query plan (`query_plan.plan`: the question without its answering instructions,
+the filing words for the metrics it names, the statements, years and line items it needs),
+the sparse path scores the core question and those words, the dense path embeds the core
+question, and two more paths read the plan:
+
+- statement: the passages inside a financial statement the question names or implies
+  (`kg.statements`: the statement a passage lies in, found from its document's text),
+  ranked by their sparse score, those whose statement covers a year the question names
+  first; the other passages are unranked on this path;
+- parts: one sub-query per line item the question's metric needs, each ranked by its own
+  sparse and dense paths (RRF); a passage's rank is its best rank over the sub-queries, so
+  that each line item's best passage is near the top (paper 002 §4.1's decomposition).
+
+The top `depth` (100) of each path are fused by reciprocal rank, sum of w / (60 + rank) over
+the paths that ranked a passage (paper 003; weights w, 1 unless chosen): a passage only
+one path found still counts.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -31,13 +45,16 @@ from scipy.stats import rankdata
 from finkg import queries
 from finkg.errors import InputError
 from finkg.kg.chunking import section_heading_at, section_headings
+from finkg.kg.statements import Section, section_at, statement_sections, table_sections
 from finkg.kg.store import BaseStore
-from finkg.retrieval.bm25 import PoolBM25, tokenize
+from finkg.retrieval.bm25 import K1, B, PoolBM25, tokenize
 from finkg.retrieval.embed import Embedder
 from finkg.retrieval.fuse import RRF_K
 from finkg.retrieval.pools import TextSource, VectorSource
+from finkg.retrieval.query_plan import QueryPlan, plan
 
-PATHS = ("sparse", "dense", "metadata")
+PATHS = ("sparse", "dense", "metadata", "statement", "parts")
+PLANNED = ("statement", "parts")  # the paths that read a query plan
 
 
 @dataclass(frozen=True)
@@ -49,6 +66,7 @@ class Passage:
     start: int | None
     available: dt.datetime
     topics: tuple[str, ...] = ()
+    end: int | None = None
 
 
 @dataclass(frozen=True)
@@ -76,6 +94,8 @@ class PassageRetriever:
         embedder: Embedder | None,
         depth: int = 100,
         k: int = RRF_K,
+        k1: float = K1,
+        b: float = B,
     ) -> None:
         if depth < 1:
             raise InputError(
@@ -86,14 +106,21 @@ class PassageRetriever:
                 "the dense path needs both a vector index and the embedder that built it"
             )
         self.store, self.text, self.vectors, self.embedder = store, text, vectors, embedder
-        self.depth, self.k = depth, k
+        if not (k1 > 0 and 0 <= b <= 1):
+            raise InputError("BM25 needs k1 > 0 and b in [0, 1]", field="k1, b", value=(k1, b))
+        self.depth, self.k, self.k1, self.b = depth, k, k1, b
         self._headings: dict[NamedNode, list[tuple[int, str]]] = {}
+        self._sections: dict[NamedNode, list[Section]] = {}
+        self._tables: dict[NamedNode, list[Section]] = {}
         self._metadata: dict[NamedNode, list[str]] = {}
-        self._pools: dict[tuple[str, int, int], PoolBM25 | np.ndarray] = {}
+        self._pools: dict[tuple, PoolBM25 | np.ndarray] = {}
+        self._queries: dict[str, np.ndarray] = {}
 
     @property
     def paths(self) -> tuple[str, ...]:
-        return PATHS if self.vectors is not None else ("sparse", "metadata")
+        if self.vectors is None:
+            return tuple(p for p in PATHS if p != "dense")
+        return PATHS
 
     def candidates(
         self,
@@ -122,6 +149,7 @@ class PassageRetriever:
                     title=r["title"].value if r.get("title") is not None else "",  # type: ignore[union-attr]
                     index=int(r["index"].value) if r.get("index") is not None else None,  # type: ignore[union-attr]
                     start=int(r["start"].value) if r.get("start") is not None else None,  # type: ignore[union-attr]
+                    end=int(r["end"].value) if r.get("end") is not None else None,  # type: ignore[union-attr]
                     available=dt.datetime.fromisoformat(r["availableAt"].value),  # type: ignore[union-attr]
                     topics=tuple(sorted(t for t in topics.split("|") if t)),
                 )
@@ -136,18 +164,29 @@ class PassageRetriever:
         company: NamedNode | None = None,
         documents: Sequence[NamedNode] = (),
         paths: Sequence[str] | None = None,
+        weights: Mapping[str, float] | None = None,
+        planned: bool = False,
     ) -> list[Hit]:
-        """The eligible passages that some path ranked in its top `depth`, best first."""
+        """The eligible passages that some path ranked in its top `depth`, best first
+        (`planned`: the query read by `query_plan.plan` first)."""
         pool = self.candidates(before=before, company=company, documents=documents)
-        return self.fuse(pool, self.ranks(query, pool, paths))
+        reading = plan(query) if planned else None
+        return self.fuse(pool, self.ranks(query, pool, paths, reading=reading), weights)
 
     def ranks(
-        self, query: str, pool: Sequence[Passage], paths: Sequence[str] | None = None
+        self,
+        query: str,
+        pool: Sequence[Passage],
+        paths: Sequence[str] | None = None,
+        *,
+        reading: QueryPlan | None = None,
     ) -> dict[str, np.ndarray]:
         """Each path's 1-based ranks of the pool. Tied passages share the mean of their ranks:
         breaking ties by pool order would favour a document's first chunks (a metadata path
         scores every chunk of one section alike). A lexical path leaves passages sharing no
-        keyword with the query unranked (infinite rank)."""
+        keyword with the query unranked (infinite rank); so do the planned paths for the
+        passages they do not choose. Without a plan (`reading`), the planned paths are
+        left out."""
         paths = tuple(paths or self.paths)
         for p in paths:
             if p not in self.paths:
@@ -156,46 +195,107 @@ class PassageRetriever:
                     field="paths",
                     value=p,
                 )
+        sparse_text = reading.sparse_text if reading is not None else query
+        dense_text = reading.core if reading is not None else query
         out = {}
         for path in paths:
-            scores = self.scores(path, query, pool)
+            if path in PLANNED:
+                if reading is not None:
+                    out[path] = self._planned(path, reading, pool)
+                continue
+            text = dense_text if path == "dense" else sparse_text
+            scores = self.scores(path, text, pool)
             ranks = rankdata(-scores, method="average")
             if path != "dense":
                 ranks[scores <= 0] = np.inf
             out[path] = ranks
         return out
 
-    def fuse(self, pool: Sequence[Passage], ranks: dict[str, np.ndarray]) -> list[Hit]:
-        """Reciprocal rank fusion of the paths' top `depth`, best first."""
+    def fuse(
+        self,
+        pool: Sequence[Passage],
+        ranks: dict[str, np.ndarray],
+        weights: Mapping[str, float] | None = None,
+    ) -> list[Hit]:
+        """Reciprocal rank fusion of the paths' top `depth`, best first; each path's terms
+        weighted by `weights` (1 for a path it does not name)."""
+        w = dict(weights or {})
         hits = []
         for i, passage in enumerate(pool):
             on = {p: float(r[i]) for p, r in ranks.items() if r[i] <= self.depth}
             if on:
-                hits.append(Hit(passage, sum(1.0 / (self.k + r) for r in on.values()), on))
+                score = sum(w.get(p, 1.0) / (self.k + r) for p, r in on.items())
+                hits.append(Hit(passage, score, on))
         return sorted(hits, key=lambda h: (-h.score, min(h.ranks.values()), h.node.value))
+
+    def _planned(self, path: str, reading: QueryPlan, pool: Sequence[Passage]) -> np.ndarray:
+        ranks = np.full(len(pool), np.inf)
+        if path == "statement":
+            wanted = set(reading.statements) | {s for p in reading.parts for s in p.statements}
+            labels = [self.section(p) for p in pool]
+            inside = np.array([s is not None and s.kind in wanted for s in labels], dtype=bool)
+            if not inside.any():
+                return ranks
+            years = set(reading.years)
+            dated = np.array([s is not None and bool(years & set(s.years)) for s in labels])
+            scores = self.scores("sparse", reading.sparse_text, pool) + dated * 1e3
+            ranks[inside] = rankdata(-scores[inside], method="average")
+            return ranks
+        best = ranks
+        for part in reading.parts:
+            fused = np.zeros(len(pool))
+            for sub in ("sparse", "dense") if self.vectors is not None else ("sparse",):
+                r = rankdata(-self.scores(sub, part.text, pool), method="average")
+                fused += 1.0 / (self.k + r)
+            best = np.minimum(best, rankdata(-fused, method="average"))
+        return best
+
+    def section(self, passage: Passage, *, tables: bool = False) -> Section | None:
+        """The financial statement the passage lies in (`kg.statements`), if any; with
+        `tables`, else the table it lies in (whose caption and header label it)."""
+        if passage.start is None:
+            return None
+        if passage.document not in self._sections:
+            text = self._document_text(passage.document)
+            self._sections[passage.document] = statement_sections(text)
+            self._tables[passage.document] = table_sections(text)
+        end = passage.end if passage.end is not None else passage.start + 1
+        found = section_at(self._sections[passage.document], passage.start, end)
+        if found is None and tables:
+            found = section_at(self._tables[passage.document], passage.start, end)
+        return found
 
     def scores(self, path: str, query: str, pool: Sequence[Passage]) -> np.ndarray:
         """One path's scores of the pool. A pool's term matrix and vectors are kept for the
         next query over the same pool (a benchmark asks many questions of one corpus)."""
         if not pool:
             return np.zeros(0)
-        key = (path, len(pool), hash(tuple(p.node.value for p in pool)))
+        key = (path, self.k1, self.b, len(pool), hash(tuple(p.node.value for p in pool)))
         if key not in self._pools:
             if len(self._pools) >= 8:
                 self._pools.pop(next(iter(self._pools)))
             nodes = [p.node for p in pool]
             if path == "sparse":
-                self._pools[key] = PoolBM25(self.text.tokens(nodes))
+                self._pools[key] = PoolBM25(self.text.tokens(nodes), k1=self.k1, b=self.b)
             elif path == "metadata":
-                self._pools[key] = PoolBM25([self._metadata_tokens(p) for p in pool])
+                docs = [self._metadata_tokens(p) for p in pool]
+                self._pools[key] = PoolBM25(docs, k1=self.k1, b=self.b)
             else:
                 assert self.vectors is not None
                 self._pools[key] = self.vectors.vectors(nodes)
         cached = self._pools[key]
         if path == "dense":
             assert self.embedder is not None
-            return np.asarray(cached) @ self.embedder.embed([query])[0]
+            return np.asarray(cached) @ self._query_vector(query)
         return cached.scores(tokenize([query])[0])  # type: ignore[union-attr]
+
+    def _query_vector(self, query: str) -> np.ndarray:
+        if query not in self._queries:
+            if len(self._queries) >= 256:
+                self._queries.pop(next(iter(self._queries)))
+            assert self.embedder is not None
+            self._queries[query] = self.embedder.embed([query])[0]
+        return self._queries[query]
 
     def metadata(self, passage: Passage) -> str:
         """The passage's metadata text: document title, section heading, analyst topics."""
@@ -211,7 +311,9 @@ class PassageRetriever:
 
     def _document_headings(self, document: NamedNode) -> list[tuple[int, str]]:
         if document not in self._headings:
-            rows = queries.run(self.store, "document_text", {"document": document})
-            text = next((r["text"].value for r in rows), "")  # type: ignore[union-attr, index]
-            self._headings[document] = section_headings(text)
+            self._headings[document] = section_headings(self._document_text(document))
         return self._headings[document]
+
+    def _document_text(self, document: NamedNode) -> str:
+        rows = queries.run(self.store, "document_text", {"document": document})
+        return next((r["text"].value for r in rows), "")  # type: ignore[union-attr, index]

@@ -3,7 +3,11 @@
 - `LLMReranker`: no cross-encoder ships inside a PyPI package, so relevance is read from a
   frozen LLM as paper 002's eq. 3: the model is asked whether the passage helps answer the
   question, and the score is sigmoid(z_yes - z_no) from the log-probabilities of the two
-  answers (both capitalisations of each, summed), never from generated text.
+  options "yes" and "no" as whole replies (`LLM.score`: one prompt evaluation, the two
+  options after it), never from generated text. The prompts of one question's passages
+  open alike (the instructions and the question come first), so they are scored together
+  (`reader.read.score_many`): a local reader evaluates the opening once and every passage
+  and option in one batch. `last_tokens` and `last_seconds` say what the last call cost.
 - `rerank(reranker, query, items)`: the items sorted by that score (ties keep the order
   they came in). Any object with `scores(query, texts)` can stand in, such as the trained
   cross-encoder of the QA job.
@@ -28,13 +32,12 @@ from pyoxigraph import NamedNode
 from finkg import queries
 from finkg.errors import InputError
 from finkg.kg.store import BaseStore
-from finkg.reader.concurrent import concurrency_of, map_ordered
-from finkg.reader.llm import LLM
-from finkg.reader.read import prompt
+from finkg.reader.llm import LLM, Message
+from finkg.reader.read import OutputCache, prompt, score_many
 from finkg.retrieval.live import node_texts
 from finkg.retrieval.pools import VectorSource
 
-YES, NO = ("yes", "Yes"), ("no", "No")
+OPTIONS = ("yes", "no")
 
 
 class Reranker(Protocol):
@@ -43,33 +46,41 @@ class Reranker(Protocol):
     def scores(self, query: str, texts: Sequence[str]) -> np.ndarray: ...
 
 
-def _logsumexp(values: Sequence[float]) -> float:
-    top = max(values)
-    return top + math.log(sum(math.exp(v - top) for v in values))
-
-
 class LLMReranker:
     """P(relevant | query, passage) = sigmoid(z_yes - z_no) from a frozen reader."""
 
-    def __init__(self, llm: LLM, *, max_chars: int = 2000) -> None:
+    def __init__(
+        self, llm: LLM, *, max_chars: int = 2000, cache: OutputCache | None = None
+    ) -> None:
         if max_chars < 100:
             raise InputError("must be at least 100", field="max_chars", value=max_chars)
         self.llm = llm
         self.max_chars = max_chars
+        self.cache = cache
         self.template = prompt("relevance")
         self.model_id = f"llm-yes-no:{llm.model_id}"
+        self.last_tokens = 0
+        self.last_seconds = 0.0
+
+    def _messages(self, query: str, text: str) -> list[Message]:
+        return self.template.render({"query": query, "chunk": text[: self.max_chars]})
 
     def log_odds(self, query: str, text: str) -> float:
-        messages = self.template.render({"query": query, "chunk": text[: self.max_chars]})
-        lp = self.llm.score(messages, [*YES, *NO])
-        return _logsumexp([lp[o] for o in YES]) - _logsumexp([lp[o] for o in NO])
+        lp = self.llm.score(self._messages(query, text), list(OPTIONS))
+        return lp["yes"] - lp["no"]
 
     def scores(self, query: str, texts: Sequence[str]) -> np.ndarray:
-        """Each passage scored on its own, up to the reader's concurrency at once."""
-        odds = map_ordered(
-            lambda t: self.log_odds(query, t), texts, concurrency=concurrency_of(self.llm)
-        )
-        return np.array([1 / (1 + math.exp(-x)) for x in odds])
+        if not texts:
+            return np.zeros(0)
+        requests = [(self._messages(query, t), list(OPTIONS)) for t in texts]
+        found = score_many(self.llm, requests, cache=self.cache)
+        self.last_tokens = sum(f.tokens_in for f in found)
+        counter = getattr(self.llm, "count_tokens", None)
+        if callable(counter):  # the opening once, each passage's own tail after it
+            self.last_tokens = sum(int(counter(m)) for m, _ in requests)
+        self.last_seconds = sum(f.seconds for f in found)
+        odds = [f.logprobs["yes"] - f.logprobs["no"] for f in found]
+        return np.array([1 / (1 + math.exp(-z)) for z in odds])
 
 
 @dataclass(frozen=True)

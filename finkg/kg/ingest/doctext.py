@@ -10,7 +10,14 @@ anything but the input.
   dropped. Block elements (`p`, `div`, headings, list items, tables, ...) end a paragraph,
   `tr` and `br` end a line, and the non-empty cells of a row are joined with `" | "` (a
   block inside a cell is a space). Inside a paragraph, runs of whitespace become one space.
-- PDF: pypdf's `extract_text()` page by page; pages are joined by a blank line.
+- PDF: pypdf's layout extraction page by page (`extract_text(extraction_mode="layout")`,
+  without the blank lines it adds for vertical gaps), so a table row stays on one line:
+  within a line, runs of two or more spaces separate cells, and a line whose cells after
+  the first are mostly figures (numbers, amounts, percentages, dashes), the last one too,
+  is written as table cells joined with `" | "` (as HTML tables are), a lone currency sign
+  or parenthesis joined to its figure; other lines keep single spaces. A page the layout
+  mode cannot read falls back to pypdf's plain extraction. Pages are joined by a blank
+  line; `pdf_pages` gives them one by one (the same text, page by page).
 - Text: read as UTF-8 (Windows-1252 when that fails).
 
 All three then go through `normalize`: line ends become `\\n`, Unicode spaces become a plain
@@ -175,14 +182,16 @@ def _declared_encoding(data: bytes) -> str:
     return name
 
 
-def pdf_to_text(data: bytes, *, source: str = "<pdf>") -> str:
-    """A PDF's text, page by page with pypdf; an unreadable or encrypted PDF is an InputError."""
+def pdf_pages(data: bytes, *, source: str = "<pdf>", layout: bool = True) -> list[str]:
+    """A PDF's pages as normalized text, one string per page (empty for a page without
+    text); with `layout`, table rows kept on their lines (module docstring). An unreadable
+    or encrypted PDF is an InputError."""
     import pypdf  # imported here: only PDF inputs pay for it
     from pypdf.errors import DependencyError, PdfReadError
 
     try:
         reader = pypdf.PdfReader(io.BytesIO(data))
-        pages = [normalize(page.extract_text() or "") for page in reader.pages]
+        return [_page_text(page, layout) for page in reader.pages]
     except DependencyError as e:
         raise InputError(
             "cannot decrypt this PDF",
@@ -192,7 +201,58 @@ def pdf_to_text(data: bytes, *, source: str = "<pdf>") -> str:
         ) from None
     except (PdfReadError, ValueError, KeyError, TypeError, OSError) as e:
         raise InputError("not a readable PDF", source=source, value=str(e)) from None
-    return normalize("\n\n".join(p for p in pages if p))
+
+
+def pdf_to_text(data: bytes, *, source: str = "<pdf>", layout: bool = True) -> str:
+    """A PDF's text: its non-empty pages (`pdf_pages`) joined by a blank line."""
+    return normalize("\n\n".join(p for p in pdf_pages(data, source=source, layout=layout) if p))
+
+
+def _page_text(page: object, layout: bool) -> str:
+    if layout:
+        try:
+            raw = page.extract_text(  # type: ignore[attr-defined]
+                extraction_mode="layout", layout_mode_space_vertically=False
+            )
+        except Exception:
+            raw = None
+        if raw is not None:
+            return normalize("\n".join(layout_line(line) for line in raw.split("\n")))
+    return normalize(page.extract_text() or "")  # type: ignore[attr-defined]
+
+
+_GAP = re.compile(r"[ \xa0]{2,}")
+_FIGURE = re.compile(r"^[(\[]?[-–—]?\s?(?:US\$|[$€£¥])?\s?[(]?\d[\d,.]*\)?\s?%?\)?[*†]*$|^[-–—]+$")
+_OPENERS = frozenset(("$", "US$", "€", "£", "¥", "(", "$(", "($"))
+_CLOSERS = frozenset((")", "%", ")%", "%)"))
+
+
+def layout_line(line: str) -> str:
+    """One line of pypdf's layout text: cells joined with `" | "` when it is a table row
+    (at least half the cells after the first, the last included, are figures), else its
+    words with single spaces.
+
+    >>> layout_line("  Total inventories        5,372      4,985 ")
+    'Total inventories | 5,372 | 4,985'
+    >>> layout_line("Cash and cash equivalents  $   3,655   $  (4,564 )")
+    'Cash and cash equivalents | $3,655 | $(4,564)'
+    >>> layout_line("We  make  products  in  2022  and  sell  them.")
+    'We make products in 2022 and sell them.'
+    """
+    cells: list[str] = []
+    for cell in _GAP.split(line.strip()):
+        cell = " ".join(cell.split())
+        if not cell:
+            continue
+        if cells and (cells[-1] in _OPENERS or cell in _CLOSERS):
+            cells[-1] = cells[-1] + cell
+        else:
+            cells.append(cell)
+    cells = [c.replace("$ ", "$").replace("( ", "(").replace(" )", ")") for c in cells]
+    figures = [bool(_FIGURE.match(c)) for c in cells[1:]]
+    if figures and figures[-1] and 2 * sum(figures) >= len(figures):
+        return " | ".join(cells)
+    return " ".join(cells)
 
 
 def media_type(path: Path, data: bytes) -> str:

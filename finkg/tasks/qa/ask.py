@@ -12,11 +12,15 @@ One question in, one checked `fkg:Answer` out:
    - documents: multi-path retrieval (`retrieval.passages`: BM25, dense, metadata; RRF
      k=60), chunk bundling, reranking, top-5 (papers 002 §4.2-4.3, 003 stage 5);
 3. if every sub-question was answered by the bank, the answer is the bank's (no reader,
-   paper 002: "bypass ... deep retrieval, reasoning and generation"); otherwise the reader
-   answers the whole question from all the evidence blocks in paper 003's JSON schema,
-   citing block ids, and its citations are checked;
+   paper 002: "bypass ... deep retrieval, reasoning and generation"); a numeric question
+   whose operation and operands finkg can read from the blocks' table cells is computed
+   by finkg (`arithmetic`, `reader.calculator`: the answer shows the operation and cites
+   each operand); otherwise the reader answers the whole question from all the evidence
+   blocks in paper 003's JSON schema, citing block ids, and its citations are checked;
 4. grounding (`reader.grounding`): G, Gc, N, J, S_comp and the validation status, recomputed
-   by finkg whatever the reader said;
+   by finkg whatever the reader said (a calculation's operands are number claims, each
+   checked against its block; its operation and result count as grounded only when every
+   operand passes);
 5. the answer, its sub-questions and routes, its citations and its run (every context
    passage with its rank and reranker score) checked against the shapes and written in one
    commit; `finkg audit` walks from it to the cited chunks, their document, offsets and
@@ -38,6 +42,7 @@ from dataclasses import dataclass, field
 from pyoxigraph import NamedNode, Quad
 
 from finkg.errors import InputError
+from finkg.kg.statements import Section
 from finkg.kg.store import BaseStore
 from finkg.reader import grounding
 from finkg.reader.concurrent import concurrency_of, run_all
@@ -51,7 +56,7 @@ from finkg.retrieval.decompose import clean, decompose
 from finkg.retrieval.live import node_texts
 from finkg.retrieval.passages import Hit, PassageRetriever
 from finkg.retrieval.rerank import Reranker, bundle, rerank
-from finkg.tasks.qa import tools
+from finkg.tasks.qa import arithmetic, tools
 from finkg.tasks.qa.output import write_answer, write_failed_answer
 from finkg.tasks.qa.types import Asked, Block, Part, QAConfig, Staged
 
@@ -161,21 +166,27 @@ class QA:
         """The reader's answer from the staged evidence, and its grounding (no store)."""
         t = time.perf_counter()
         blocks = s.blocks
+        calc = None
         with metered() as usage:
             try:
                 if all(p.route == "bank" for p in s.parts):
                     output, result = _bank_answer(s.parts, blocks), None
+                elif (calc := self._calculate(s.text, blocks)) is not None:
+                    output, result = arithmetic.answer_of(calc), None
                 else:
                     output, result, blocks = self._read(s.text, s.as_of, blocks)
             except RequestFailed as e:
                 e.usage = usage
                 raise
         seconds = {**s.seconds, "read": time.perf_counter() - t}
-        scores, status = _grounding(output, result, blocks)
+        derived = [str(calc)] if calc is not None else []
+        scores, status = _grounding(output, result, blocks, derived)
         usage.add(s.usage)
-        return Asked(
+        asked = Asked(
             s.text, s.as_of, s.parts, blocks, output, result, scores, status, seconds, usage=usage
         )
+        asked.calculation = calc
+        return asked
 
     # -- routing ---------------------------------------------------------------------------
 
@@ -215,12 +226,28 @@ class QA:
             return None
         return tools.call(self.store, call, before=as_of)
 
+    def _calculate(self, question: str, blocks: list[Block]):
+        """finkg's calculation for a numeric question, or None (module docstring, step 3)."""
+        if not self.config.calculate:
+            return None
+        passages = [arithmetic.Block(b.id, b.text) for b in blocks if b.kind == "C"]
+        llm = self.llm if self.config.choose_by_reader else None
+        if arithmetic.operation_of(question)[0] is None and not arithmetic.defined(question):
+            return None  # no cue: not asked as a calculation, the reader answers
+        return arithmetic.solve(question, passages, llm=llm)
+
     def _retrieve(self, part: Part, *, as_of, company, documents, seconds) -> None:
         c = self.config
         t = time.perf_counter()
         paths = [p for p in c.paths if p in self.retriever.paths]
         hits = self.retriever.search(
-            part.question.text, before=as_of, company=company, documents=documents, paths=paths
+            part.question.text,
+            before=as_of,
+            company=company,
+            documents=documents,
+            paths=paths,
+            weights=dict(c.weights),
+            planned=c.planned,
         )[: c.pool]
         seconds["retrieve"] = seconds.get("retrieve", 0) + time.perf_counter() - t
         t = time.perf_counter()
@@ -249,9 +276,10 @@ class QA:
             bodies = [texts[h.node] for h, _ in top]
         seconds["bundle"] = seconds.get("bundle", 0) + time.perf_counter() - t
         part.hits = [h for h, _ in top]
+        labels = [self.retriever.section(h.passage, tables=True) for h, _ in top]
         part.blocks = [
-            Block("C", "", _block_text(h, body, c.block_chars), h.node, (h.node,), rank, score)
-            for rank, ((h, score), body) in enumerate(zip(top, bodies, strict=True), start=1)
+            Block("C", "", _block_text(h, body, c.block_chars, lab), h.node, (h.node,), rank, s)
+            for rank, ((h, s), body, lab) in enumerate(zip(top, bodies, labels, strict=True), 1)
         ]
 
     # -- reading ---------------------------------------------------------------------------
@@ -285,9 +313,14 @@ class QA:
             return output, result, blocks
 
 
-def _block_text(hit: Hit, body: str, limit: int) -> str:
+def _block_text(hit: Hit, body: str, limit: int, section: Section | None = None) -> str:
+    """The block as the reader sees it: its document's title, the label of the statement or
+    table it lies in (title, period and units line: the header its rows belong to), its
+    text."""
     head = hit.passage.title or hit.passage.document.value.rsplit("/", 1)[-1]
     body = body if len(body) <= limit else body[:limit].rsplit(" ", 1)[0] + " ..."
+    if section is not None:
+        return f"({head}) {section.label}\n{body}"
     return f"({head}) {body}"
 
 
@@ -328,9 +361,13 @@ def _bank_answer(parts: list[Part], blocks: list[Block]) -> Answer:
 
 
 def _grounding(
-    output: Answer | None, result: ReadResult | None, blocks: list[Block]
+    output: Answer | None,
+    result: ReadResult | None,
+    blocks: list[Block],
+    derived: Sequence[str] = (),
 ) -> tuple[dict[str, float], str]:
-    """G, Gc, N, J, S_comp and the status, from the answer and the evidence it had."""
+    """G, Gc, N, J, S_comp and the status, from the answer and the evidence it had;
+    `derived`: finkg's own calculations, grounded only when every number claim passes N."""
     json_valid = output is not None and (result is None or result.json_valid)
     if output is None:
         scores = {"g": 0.0, "gc": 0.0, "n": 0.0, "j": 0.0}
@@ -338,8 +375,9 @@ def _grounding(
         return scores, "Critical Issues"
     by_id = {b.id: b.text for b in blocks}
     claimed = " ".join([output.summary, *(i.text for i in output.insights)])
-    g = grounding.groundedness(claimed, list(by_id.values()))
     n = grounding.numeric_consistency((c.value, by_id.get(c.citation)) for c in output.numbers)
+    evidence = list(by_id.values()) + (list(derived) if n == 1.0 else [])
+    g = grounding.groundedness(claimed, evidence)
     j = 1.0 if json_valid else 0.0
     s = grounding.s_comp(g.g, j, n)
     uncited = sum(1 for i in output.insights if not i.citations)

@@ -1,7 +1,10 @@
 """An answer as RDF: the `fkg:Answer` with its scores, status and whole reply
 (`fkg:answerJson`, block ids rewritten to IRIs), one `fkg:Citation` per cited evidence
 node, one `fkg:SubQuestion` per part with its route, and the run with the passages it
-used, checked against the output shapes and written in one commit (`kg.outputs`)."""
+used, checked against the output shapes and written in one commit (`kg.outputs`). The run
+of an answer finkg computed (`tasks.qa.arithmetic`) names the calculator as its model and
+holds the calculation (operation, operands with their blocks, result) in its parameters, as
+a reader's run holds its prompt hash."""
 
 from __future__ import annotations
 
@@ -16,6 +19,7 @@ from finkg.kg.iri import mint
 from finkg.kg.outputs import RunRecord, Used, run_iri, write_failed_run, write_output
 from finkg.kg.store import BaseStore
 from finkg.ontology.terms import FKG, PROV, RDF, RDFS
+from finkg.reader import calculator
 from finkg.reader.read import prompt
 from finkg.reader.transport import RequestFailed
 from finkg.tasks.qa.types import Asked, Block, QAConfig, Staged
@@ -36,7 +40,11 @@ def write_answer(
     """`reranker`: the reranker's model id, or "none"; `retriever_paths`: the paths the
     retriever has (the answer records those of `config.paths` it could use)."""
     base = store.graphs.base
-    model_id = asked.read.model if asked.read is not None else "memory-bank"
+    calc = asked.calculation
+    if asked.read is not None:
+        model_id = asked.read.model
+    else:
+        model_id = calculator.MODEL_ID if calc is not None else "memory-bank"
     parameters = {
         **config.parameters(),
         "paths": [p for p in config.paths if p in retriever_paths],
@@ -45,6 +53,8 @@ def write_answer(
         "documents": [d.value for d in documents],
         "routes": [p.route for p in asked.parts],
         "seconds": {k: round(v, 3) for k, v in asked.seconds.items()},
+        # a computed answer has no prompt: the run records what was computed instead
+        **({"calculation": str(calc)} if calc is not None else {}),
     }
     key = json.dumps(parameters | {"seconds": None}, sort_keys=True)
     output = mint("answer", asked.question, asked.as_of.isoformat(), model_id, key, base=base)

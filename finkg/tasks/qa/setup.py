@@ -45,7 +45,46 @@ def resolve_company(store: BaseStore, ticker: str | None) -> NamedNode | None:
     return mint("company", wanted, base=store.graphs.base)
 
 
+def auto_reranker_decision(settings: Settings) -> dict[str, object]:
+    """Whether `--rerank auto` uses a trained cross-encoder: only one whose manifest shows a
+    gain on its own held-out questions (never the questions it trained on): its MRR above the
+    best first-stage ranker measured beside it there (BM25 or the MiniLM cosine). The
+    company-adapted stage 2 is looked at first, then the general stage 1."""
+    import json
+
+    from finkg.tasks.qa.rerank_train import default_model_dir
+
+    seen = []
+    for stage in (2, 1):
+        path = default_model_dir(settings, stage) / MANIFEST
+        if not path.exists():
+            continue
+        try:
+            held = json.loads(path.read_text(encoding="utf-8")).get("held_out") or {}
+            mine = float(held[f"stage{stage}"]["mrr"])
+            first = max(float(held[k]["mrr"]) for k in ("bm25", "minilm_cosine") if k in held)
+        except (OSError, ValueError, KeyError, TypeError):
+            seen.append(f"stage {stage}: its manifest shows no held-out MRR")
+            continue
+        gain = mine - first
+        if gain > 0:
+            return {
+                "use": True,
+                "stage": stage,
+                "gain": round(gain, 4),
+                "reason": f"stage {stage} held-out MRR {mine:.3f} vs first stage {first:.3f}.",
+            }
+        seen.append(
+            f"stage {stage} held-out MRR {mine:.3f} is not above the first stage's {first:.3f}"
+        )
+    reason = "; ".join(seen) if seen else "none is trained (`finkg train-reranker`)"
+    return {"use": False, "stage": None, "gain": None, "reason": reason + "."}
+
+
 def open_reranker(name: str, settings: Settings, llm: LLM) -> Reranker | None:
+    """`none`; `llm` (yes/no option scoring); `cross` (the trained cross-encoder, stage 2
+    when trained, else stage 1); `auto`: the cross-encoder only when
+    `auto_reranker_decision` finds a held-out gain in its manifest, else none."""
     if name not in RERANKERS:
         raise InputError(
             "unknown reranker", field="--rerank", value=name, hint=", ".join(RERANKERS)
@@ -56,12 +95,13 @@ def open_reranker(name: str, settings: Settings, llm: LLM) -> Reranker | None:
         return LLMReranker(llm)
     from finkg.tasks.qa.rerank_train import default_model_dir, open_cross_encoder
 
+    if name == "auto":
+        decision = auto_reranker_decision(settings)
+        return open_cross_encoder(settings, stage=decision["stage"]) if decision["use"] else None  # type: ignore[arg-type]
     # the company-adapted stage 2 when trained, else the general stage 1
     for stage in (2, 1):
         if (default_model_dir(settings, stage) / MANIFEST).exists():
             return open_cross_encoder(settings, stage=stage)
-    if name == "auto":
-        return None
     raise InputError(
         "no trained cross-encoder",
         field="--rerank",
@@ -90,7 +130,10 @@ def open_qa(
     text, vectors, _ = open_indexes(
         store, settings, embedder=embedder, progress=progress, directory=directory
     )
-    retriever = PassageRetriever(store, text=text, vectors=vectors, embedder=embedder)
+    config = config or QAConfig()
+    retriever = PassageRetriever(
+        store, text=text, vectors=vectors, embedder=embedder, k1=config.k1, b=config.b
+    )
     llm = llm or open_reader(settings)
     return QA(
         store,
@@ -98,7 +141,7 @@ def open_qa(
         llm,
         reranker=open_reranker(rerank, settings, llm),
         matcher=Matcher(embedder),
-        config=config or QAConfig(),
+        config=config,
     )
 
 

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from pyoxigraph import NamedNode
 
 from finkg.errors import InputError
+from finkg.reader.calculator import Calculation
 from finkg.reader.read import ReadResult
 from finkg.reader.schemas import Answer
 from finkg.reader.usage import Usage
@@ -23,12 +24,23 @@ class QAConfig:
     the reranker sees; top: passages in the reader's context (paper 003: 5); bundle_k and
     bundle_tau: chunk bundling (paper 002 eq. 2); block_chars: the most characters of one
     evidence block shown to the reader (its 4,096-token window holds five); paths: the
-    retrieval paths fused. The default is BM25 + dense: on FinanceBench the extractive
-    metadata path (title, section heading, topics; `retrieval.passages`) lowered the
-    own-document MRR from 0.351 to 0.295 (benchmarks/reports/qa.md), so it is there to
-    choose, not on by default."""
+    retrieval paths fused; weights: their RRF weights (a path not named weighs 1);
+    planned: the question read by `retrieval.query_plan` before retrieval (its core and
+    glossary words; needed by the statement and parts paths); k1, b: BM25's parameters;
+    calculate: a numeric question is answered by finkg's calculator over the blocks'
+    table cells (`arithmetic`) when it can read the operation and the operands, else by
+    the reader; choose_by_reader: the reader scores the operation or a row as options
+    where the rules leave them open. The paths are the levers the page-level benchmark
+    adds (benchmarks/qa_retrieval.py, issue 28); BM25's k1, b and the weights stay at their
+    usual values until its dev run chooses them (benchmarks/reports/qa.md)."""
 
-    paths: tuple[str, ...] = ("sparse", "dense")
+    paths: tuple[str, ...] = ("sparse", "dense", "statement", "parts")
+    weights: tuple[tuple[str, float], ...] = ()
+    planned: bool = True
+    k1: float = 1.5
+    b: float = 0.75
+    calculate: bool = True
+    choose_by_reader: bool = True
     depth: int = 100
     pool: int = 20
     top: int = 5
@@ -47,9 +59,24 @@ class QAConfig:
                 raise InputError(f"{name} is 1 or more", field=name, value=getattr(self, name))
         if self.top > self.pool:
             raise InputError("top cannot exceed pool", field="top", value=self.top)
+        if any(p in ("statement", "parts") for p in self.paths) and not self.planned:
+            raise InputError(
+                "the statement and parts paths read the query plan: set planned",
+                field="paths",
+                value=self.paths,
+            )
+        for name, weight in self.weights:
+            if name not in PATHS or not weight >= 0:
+                raise InputError(
+                    "a weight is (a path name, a number >= 0)",
+                    field="weights",
+                    value=(name, weight),
+                )
 
     def parameters(self) -> dict[str, object]:
-        return {k: getattr(self, k) for k in self.__dataclass_fields__}
+        out = {k: getattr(self, k) for k in self.__dataclass_fields__}
+        out["weights"] = dict(self.weights)
+        return out
 
 
 @dataclass(frozen=True)
@@ -90,6 +117,7 @@ class Asked:
     seconds: dict[str, float]
     iri: NamedNode | None = None
     usage: Usage = field(default_factory=Usage)  # what its reads cost (`reader.usage`)
+    calculation: Calculation | None = None  # finkg's arithmetic, when it answered
 
     @property
     def summary(self) -> str:
