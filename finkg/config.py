@@ -16,6 +16,9 @@ library code receives a `Settings` and never looks at `os.environ`.
 | `FINKG_LLM_URL` | an OpenAI-compatible endpoint to read with instead | none |
 | `FINKG_LLM_MODEL` | the model name to ask that endpoint for | `default` |
 | `FINKG_LLM_KEY` | its API key | none |
+| `FINKG_LLM_TEMPLATE` | its chat template, for exact scores: a packaged name or .gguf | none |
+| `FINKG_CONCURRENCY` | requests an endpoint reader keeps in flight (prompts read at once) | `1` |
+| `FINKG_DEVICE` | where embedders run: `auto` (CUDA when torch sees one), `cpu`, `cuda` | `auto` |
 | `FINKG_EMBEDDER` | `minilm` (packaged all-MiniLM-L6-v2) or `hash` (quick runs, tests) | `minilm` |
 | `FINKG_QUERY_TIMEOUT` | `finkg serve`'s query time limit in seconds (0: none) | `60` |
 """
@@ -29,6 +32,7 @@ from pathlib import Path
 from finkg.errors import InputError
 
 DEFAULT_BASE_IRI = "https://w3id.org/finkg/id/"
+DEVICES = ("auto", "cpu", "cuda")
 
 
 def _free_cores() -> int:
@@ -52,6 +56,9 @@ class Settings:
     llm_url: str | None = None
     llm_model: str = "default"
     llm_key: str | None = field(default=None, repr=False)
+    llm_template: str | None = None
+    concurrency: int = 1
+    device: str = "auto"
     embedder: str = "minilm"
     query_timeout_s: float = 60.0
 
@@ -77,6 +84,20 @@ class Settings:
                 "the query time limit must be 0 (none) or more seconds",
                 field="FINKG_QUERY_TIMEOUT",
                 value=self.query_timeout_s,
+            )
+        if self.concurrency < 1:
+            raise InputError(
+                "concurrency must be at least 1",
+                field="FINKG_CONCURRENCY",
+                value=self.concurrency,
+                hint="1 reads one prompt at a time; an endpoint serving many takes 16-64",
+            )
+        if self.device not in DEVICES:
+            raise InputError(
+                "unknown device",
+                field="FINKG_DEVICE",
+                value=self.device,
+                hint="auto (CUDA when torch sees one), cpu or cuda",
             )
         if self.threads < 1:
             raise InputError(
@@ -115,6 +136,8 @@ class Settings:
             ("FINKG_LLM_MODEL", "llm_model"),
             ("FINKG_LLM_KEY", "llm_key"),
             ("FINKG_EMBEDDER", "embedder"),
+            ("FINKG_LLM_TEMPLATE", "llm_template"),
+            ("FINKG_DEVICE", "device"),
         ):
             if env.get(name):
                 kwargs[key] = env[name]
@@ -128,11 +151,10 @@ class Settings:
                     value=env["FINKG_QUERY_TIMEOUT"],
                     hint="for example 60, or 0 for no limit",
                 ) from None
-        if env.get("FINKG_THREADS"):
-            try:
-                kwargs["threads"] = int(env["FINKG_THREADS"])
-            except ValueError:
-                raise InputError(
-                    "not a whole number", field="FINKG_THREADS", value=env["FINKG_THREADS"]
-                ) from None
+        for name, key in (("FINKG_THREADS", "threads"), ("FINKG_CONCURRENCY", "concurrency")):
+            if env.get(name):
+                try:
+                    kwargs[key] = int(env[name])
+                except ValueError:
+                    raise InputError("not a whole number", field=name, value=env[name]) from None
         return cls(**kwargs)  # type: ignore[arg-type]

@@ -376,6 +376,36 @@ def test_a_cross_encoder_that_was_never_trained_is_named_with_the_command(tmp_pa
         open_reranker("colbert", settings, ScriptedLLM())
 
 
+class _Together(ScriptedLLM):
+    """The careful fake, declaring it can read several prompts at once (issue 29)."""
+
+    concurrency = 4
+
+
+def test_many_questions_read_together_write_what_one_at_a_time_writes(world) -> None:
+    _, _, store, manifest, _ = world
+    questions = [pair.question for pair in manifest.qa[:4]]
+    one = [_qa(world).ask(q, as_of=LATE) for q in questions]
+    before = store.generation()
+    many = _qa(world, llm=_Together(respond=_respond)).ask_many(questions, as_of=LATE)
+    assert [a.iri for a in many] == [a.iri for a in one]  # the same answers, in order
+    assert [a.output for a in many] == [a.output for a in one]
+    assert store.generation() == before  # so writing them again added nothing
+
+
+def test_the_llm_reranker_scores_passages_together_as_one_at_a_time() -> None:
+    from finkg.retrieval.rerank import LLMReranker
+
+    def scores(messages, options):  # type: ignore[no-untyped-def]
+        n = len(messages[-1]["content"])
+        return {o: -((n * (i + 3)) % 7) / 3 for i, o in enumerate(options)}
+
+    texts = [f"passage {i} " * (i + 1) for i in range(12)]
+    alone = LLMReranker(ScriptedLLM(scores=scores)).scores("q", texts)
+    together = LLMReranker(_Together(scores=scores)).scores("q", texts)
+    assert together.tolist() == alone.tolist()
+
+
 # last: it closes the module's store to open it through the CLI
 def test_the_cli_answers_and_prints_json(world, monkeypatch) -> None:
     """The command's own path (options, opening indexes, bank and reranker, printing); the

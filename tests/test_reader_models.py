@@ -11,6 +11,7 @@ import subprocess
 import sys
 import time
 import urllib.request
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -152,10 +153,14 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def test_openai_compatible_reader_against_llama_cpp_server(smollm: Path) -> None:
+@pytest.fixture(scope="module")
+def llama_server(smollm: Path) -> Iterator[str]:
+    """llama-cpp-python's own OpenAI-compatible server on a loopback port, with SmolLM2."""
     pytest.importorskip("fastapi", reason="llama_cpp.server needs fastapi (make test installs it)")
-    from finkg.reader.openai_http import OpenAICompatible
-
+    try:
+        import llama_cpp.server.app  # noqa: F401
+    except ImportError as e:
+        pytest.skip(f"llama_cpp.server cannot import: {e}")
     port = _free_port()
     server = subprocess.Popen(
         [
@@ -171,7 +176,7 @@ def test_openai_compatible_reader_against_llama_cpp_server(smollm: Path) -> None
             "--n_ctx",
             "2048",
             "--n_threads",
-            "2",
+            "1",
             "--model_alias",
             "smol",
         ],
@@ -185,17 +190,72 @@ def test_openai_compatible_reader_against_llama_cpp_server(smollm: Path) -> None
                 break
             except OSError:
                 time.sleep(0.1)
-        llm = OpenAICompatible(f"http://127.0.0.1:{port}", model="smol")
-        result = read(
-            llm, prompt("impact"), VALUES, ImpactPrediction, allowed_ids=IDS, max_tokens=768
-        )
-        assert result.json_valid, result.error
-        _check(result.output)  # type: ignore[arg-type]
-        scores = llm.score(prompt("relevance").render({"query": "q", "chunk": "c"}), ["yes", "no"])
-        assert set(scores) == {"yes", "no"} and max(scores.values()) > -1e9
+        yield f"http://127.0.0.1:{port}"
     finally:
         server.terminate()
         server.wait(timeout=20)
+
+
+def test_openai_compatible_reader_against_llama_cpp_server(llama_server: str) -> None:
+    from finkg.reader.openai_http import OpenAICompatible
+
+    llm = OpenAICompatible(llama_server, model="smol")
+    result = read(llm, prompt("impact"), VALUES, ImpactPrediction, allowed_ids=IDS, max_tokens=768)
+    assert result.json_valid, result.error
+    _check(result.output)  # type: ignore[arg-type]
+    # no chat template given: the first token's top_logprobs
+    scores = llm.score(prompt("relevance").render({"query": "q", "chunk": "c"}), ["yes", "no"])
+    assert llm.scoring == "remote-top_logprobs-1"
+    assert set(scores) == {"yes", "no"} and max(scores.values()) > -1e9
+
+
+# how far an option's log-probability through the server may be from the local reader's for
+# the same model file: the server evaluates in other batches (512 tokens, reusing the cache of
+# its previous request) than the local reader (aligned blocks of 64, then an option's tokens
+# one at a time), and llama.cpp's quantized kernels round differently per batch split: in
+# every prompt some option agrees to 1e-6. Seen: 0.17 on these prompts (2026-11-26);
+# the local reader's own batch and one-by-one scores differ as much (the 0.3 of
+# test_prompts_sharing_an_opening_score_in_one_batch_as_they_do_one_by_one)
+SCORE_TOLERANCE = 0.3
+
+
+def test_remote_option_scores_equal_the_local_readers(smollm: Path, llama_server: str) -> None:
+    """Whole options with the end-of-turn token through `echo`, against `LlamaCpp.score`."""
+    from finkg.reader.llamacpp import LlamaCpp
+    from finkg.reader.openai_http import OpenAICompatible
+    from finkg.reader.remote_scoring import ChatTemplate
+    from finkg.tasks.impact.scoring import questions
+
+    local = LlamaCpp(smollm, model_id="smollm2-135m", n_ctx=2048, threads=1)
+    remote = OpenAICompatible(
+        llama_server, model="smol", template=ChatTemplate.from_gguf(smollm), concurrency=4
+    )
+    values = {**VALUES, "market_card": "QQQ -0.4% 5d; ZQAW +2.1% 5d, vol 1.3x."}
+    requests = [
+        *questions(values, ids=sorted(IDS), horizons=(1, 3, 5)),
+        (
+            prompt("relevance").render({"query": "revenue", "chunk": "Revenue rose 12%."}),
+            ["yes", "no"],
+        ),
+    ]
+    assert remote.scoring == "remote-echo-1"
+    got = remote.score_many(requests)
+    gaps = []
+    for (messages, options), theirs in zip(requests, got, strict=True):
+        ours = local.score(messages, options)
+        assert set(theirs) == set(options)
+        gaps += [abs(theirs[o] - ours[o]) for o in options]
+        # the order of the options, which is what a decision reads, is the local reader's
+        # wherever the local reader's gaps exceed the tolerance
+        for a in options:
+            for b in options:
+                if ours[a] - ours[b] > 2 * SCORE_TOLERANCE:
+                    assert theirs[a] > theirs[b]
+    print(f"largest gap between remote and local scores: {max(gaps):.2e} over {len(gaps)}")
+    assert max(gaps) <= SCORE_TOLERANCE
+    # asked again, the same request meets the cache the server kept from another request:
+    # another batch split, the same scores up to the same rounding (0.045 seen)
+    assert remote.score(*requests[-1]) == pytest.approx(got[-1], abs=SCORE_TOLERANCE)
 
 
 def test_every_packaged_model_is_pinned() -> None:

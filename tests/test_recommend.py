@@ -432,3 +432,30 @@ def test_chance_is_the_expected_hits_of_three_random_offered_assets() -> None:
     # 1 - C(3,3)/C(4,3) for one relevant asset of four; two relevant leave no miss
     assert (found.pref, found.prof, found.comb, found.n) == (0.75, 1.0, 0.75, 1)
     assert hits.chance_at_3([]).n == 0
+
+
+def test_a_batch_of_customers_is_read_together_and_written_in_order(
+    world: tuple[Path, list[str]],
+) -> None:
+    """`recommend_many` (issue 29): what one-at-a-time calls write, read together."""
+
+    class Together(ScriptedLLM):
+        concurrency = 3
+
+    files, users = world
+    alone, together = _load(files), _load(files)
+    one = [R.recommend(alone, _reader(), user=u, as_of=AS_OF) for u in users]
+    many = R.recommend_many(together, Together(respond=_respond), users=users, as_of=AS_OF)
+    assert [r.recommendation for r in many] == [r.recommendation for r in one]
+    assert [r.assets for r in many] == [r.assets for r in one]
+    clock = {"startedAtTime", "endedAtTime", "readerSeconds"}
+
+    def outputs(store: BaseStore) -> set:  # type: ignore[type-arg]
+        return {
+            q
+            for q in store.quads(store.graphs.outputs)
+            if q.predicate.value.rsplit("#", 1)[-1] not in clock
+        }
+
+    assert outputs(together) == outputs(alone)
+    assert _count(together, FKG.Recommendation) == len(users)

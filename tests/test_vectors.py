@@ -281,3 +281,21 @@ def test_the_index_command_embeds_with_the_packaged_minilm(tmp_path: Path) -> No
     with open_store(location, read_only=True) as s:
         assert hits[0][0] == node_of(s, "Oil prices fall")
     assert 0.3 < hits[0][1] <= 1.0
+
+
+def test_the_device_is_cuda_only_when_torch_sees_one() -> None:
+    """FINKG_DEVICE (issue 29): auto takes a CUDA device when there is one, cpu forces the
+    CPU, and cuda without one is an error rather than a quiet fallback."""
+    import torch
+
+    from finkg.retrieval.embed import EmbedderError, torch_device
+
+    assert torch_device("cpu") == "cpu"
+    if torch.cuda.is_available():
+        assert torch_device("auto") == torch_device("cuda") == "cuda"
+    else:
+        assert torch_device("auto") == "cpu"
+        with pytest.raises(EmbedderError, match="no CUDA device"):
+            torch_device("cuda")
+    with pytest.raises(InputError, match="FINKG_DEVICE"):
+        torch_device("tpu")

@@ -13,7 +13,15 @@ from zoneinfo import ZoneInfo
 
 import click
 
-from finkg.cli.support import _open, _progress, _settings, out, store_option
+from finkg.cli.support import (
+    _open,
+    _progress,
+    _reading,
+    _settings,
+    concurrency_option,
+    out,
+    store_option,
+)
 from finkg.errors import InputError
 from finkg.tasks.impact.job import Span
 from finkg.tasks.impact.predict import ImpactConfig
@@ -100,6 +108,7 @@ def impact() -> None:
     "labels matured before each decision, starting from the scored validation decisions "
     "stored (run `--variant static` over the validation period first).",
 )
+@concurrency_option
 @store_option
 @click.pass_context
 def run_command(
@@ -113,13 +122,15 @@ def run_command(
     delta: float,
     reply: str,
     head: str,
+    concurrency: int | None,
     store: str | None,
 ) -> None:
     """Predict every news anchor of a period, feeding matured labels back in time order.
 
     Each variant writes its own predictions and runs to the outputs graph; memory variants
     update their source memory in the memory graph as labels mature, and every variant's
-    decision heads (a scored reply) learn from its own matured labels.
+    decision heads (a scored reply) learn from its own matured labels. With an endpoint
+    reader, the anchors of one decision session are read --concurrency at a time.
     """
     import dataclasses
 
@@ -143,7 +154,7 @@ def run_command(
 
         validated, runs = run_job(
             s,
-            _settings(ctx),
+            _reading(ctx, concurrency),
             test=test,
             validation_span=_validation(validation, test),
             variants=_variants(variants),
@@ -236,7 +247,9 @@ def backtest_command(
     png = report.with_suffix(".png") if report else None
     settings = _settings(ctx)
     with _open(ctx, store, read_only=True) as s:
-        vectors = LiveVectors(s, open_embedder(settings.embedder, threads=settings.threads))
+        vectors = LiveVectors(
+            s, open_embedder(settings.embedder, threads=settings.threads, device=settings.device)
+        )
         results, benchmarks = backtest_job(
             s,
             test=test,

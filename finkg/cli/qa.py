@@ -32,8 +32,10 @@ import click
 from finkg.cli.support import (
     _open,
     _progress,
+    _reading,
     _reporter,
     _settings,
+    concurrency_option,
     out,
     parse_instant,
     store_option,
@@ -71,6 +73,7 @@ QA_PATHS = QAConfig().paths
 )
 @click.option("--reader", help="Reader: a packaged model name or .gguf path [$FINKG_READER].")
 @click.option("--json", "as_json", is_flag=True, help="Print the answer as JSON.")
+@concurrency_option
 @store_option
 @click.pass_context
 def ask(
@@ -83,6 +86,7 @@ def ask(
     paths: str,
     reader: str | None,
     as_json: bool,
+    concurrency: int | None,
     store: str | None,
 ) -> None:
     """Answer QUESTION from the store's filings and documents, citing chunk ids.
@@ -98,7 +102,7 @@ def ask(
     chosen = tuple(p.strip() for p in paths.split(",") if p.strip())
     config = QAConfig(paths=chosen)
 
-    settings = _settings(ctx)
+    settings = _reading(ctx, concurrency)
     if reader:
         settings = settings.with_(reader=reader)
     instant = parse_instant(as_of, tz, field="--as-of") if as_of else dt.datetime.now(dt.UTC)

@@ -101,6 +101,22 @@ store_option = click.option(
 )
 
 
+concurrency_option = click.option(
+    "--concurrency",
+    type=click.IntRange(min=1),
+    default=None,
+    metavar="N",
+    help="Prompts read at once through an endpoint reader ($FINKG_LLM_URL); a local reader "
+    "reads one at a time [default: $FINKG_CONCURRENCY or 1].",
+)
+
+
+def _reading(ctx: click.Context, concurrency: int | None) -> Settings:
+    """The settings, with `--concurrency` when it was given."""
+    settings = _settings(ctx)
+    return settings.with_(concurrency=concurrency) if concurrency else settings
+
+
 def _progress() -> Any:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 

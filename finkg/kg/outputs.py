@@ -47,6 +47,19 @@ class Used:
 
 
 @dataclass(frozen=True, kw_only=True)
+class Cost:
+    """What a run's reads cost: HTTP requests answered and attempts retried (a remote
+    reader's; 0 for a local one), the reader's seconds, each failed attempt in words, and the
+    requests that failed for good (the run then wrote no output)."""
+
+    requests: int = 0
+    retries: int = 0
+    seconds: float = 0.0
+    attempts: Sequence[str] = ()
+    failed: Sequence[str] = ()
+
+
+@dataclass(frozen=True, kw_only=True)
 class RunRecord:
     task: str
     model_id: str
@@ -60,6 +73,7 @@ class RunRecord:
     json_valid: bool | None = None
     invalid_citations: int = 0
     used: Sequence[Used] = ()
+    cost: Cost | None = None  # recorded when the task meters its reads
 
 
 def run_iri(store: BaseStore, task: str, *key: object) -> NamedNode:
@@ -94,6 +108,16 @@ def run_quads(run: NamedNode, record: RunRecord, graph: NamedNode) -> list[Quad]
         ),
         (FKG.invalidCitations, common.integer(record.invalid_citations)),
     )
+    if record.cost is not None:
+        c = record.cost
+        q.node(
+            run,
+            (FKG.requests, common.integer(c.requests)),
+            (FKG.retries, common.integer(c.retries)),
+            (FKG.readerSeconds, common.double(max(0.0, c.seconds))),
+            *[(FKG.attemptFailure, Literal(a)) for a in c.attempts],
+            *[(FKG.failedRequest, Literal(f)) for f in c.failed],
+        )
     for used in record.used:
         usage = NamedNode(f"{run.value}/usage/{used.rank}")
         q.node(run, (PROV.used, used.evidence), (PROV.qualifiedUsage, usage))
@@ -105,6 +129,20 @@ def run_quads(run: NamedNode, record: RunRecord, graph: NamedNode) -> list[Quad]
             (FKG.score, None if used.score is None else common.double(used.score)),
         )
     return q.items
+
+
+def write_failed_run(
+    store: BaseStore, record: RunRecord, *, run: NamedNode, note: str
+) -> Commit | None:
+    """Check and write the run of a read that failed for good (`record.cost.failed` names
+    the request), alone: there is no output, and nothing of one is written."""
+    if record.cost is None or not record.cost.failed:
+        raise FinkgError("a failed run names the request that failed (record.cost.failed)")
+    quads = run_quads(run, record, store.graphs.outputs)
+    report = validate_quads(quads)
+    if not report.conforms:
+        raise OutputRejected(report)
+    return store.write(add=quads, note=note)
 
 
 def write_output(

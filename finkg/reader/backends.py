@@ -5,20 +5,40 @@ from __future__ import annotations
 
 from functools import cache
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from finkg.config import Settings
 from finkg.reader.llm import LLM
 from finkg.reader.models import MODELS, assemble
 
+if TYPE_CHECKING:
+    from finkg.reader.remote_scoring import ChatTemplate
+
 
 def open_reader(settings: Settings, *, n_ctx: int = 4096) -> LLM:
+    """The configured reader; an endpoint reader keeps `settings.concurrency` requests in
+    flight and scores exactly when `settings.llm_template` names its model's chat template
+    (read on the first score, not here)."""
     if settings.llm_url:
         from finkg.reader.openai_http import OpenAICompatible
 
+        spec = settings.llm_template
         return OpenAICompatible(
-            settings.llm_url, model=settings.llm_model, api_key=settings.llm_key
+            settings.llm_url,
+            model=settings.llm_model,
+            api_key=settings.llm_key,
+            concurrency=settings.concurrency,
+            template=(lambda: chat_template(spec, settings.cache_dir)) if spec else None,
         )
     return _local(settings.reader, settings.cache_dir, settings.threads, n_ctx)
+
+
+def chat_template(spec: str, cache_dir: Path) -> ChatTemplate:
+    """The chat template of a packaged model (by name) or of a .gguf file."""
+    from finkg.reader.remote_scoring import ChatTemplate
+
+    path = assemble(spec, cache_dir) if spec in MODELS else Path(spec).expanduser()
+    return ChatTemplate.from_gguf(path)
 
 
 @cache

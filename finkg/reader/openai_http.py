@@ -1,67 +1,87 @@
-"""Any OpenAI-compatible chat endpoint as a reader (vLLM, Ollama, llama.cpp's server,
-hosted APIs), over plain HTTP.
+"""Any OpenAI-compatible endpoint as a reader (vLLM, Ollama, llama.cpp's server, hosted
+APIs), over plain HTTP: how finkg reads past the machine it runs on.
 
-Greedy decoding (temperature 0); a JSON schema is passed as `response_format` (json_schema,
-strict), or, for servers that only know `json_object` with a `schema` (llama-cpp-python's
-server), in that form: the first refusal switches the instance over. `score` asks for one
-token with `top_logprobs` and reads each option's first-token log-probability, so the
-options must start with different tokens (rise/fall, yes/no do).
+- Greedy decoding (temperature 0); a JSON schema is passed as `response_format`
+  (json_schema, strict), or, for servers that only know `json_object` with a `schema`
+  (llama-cpp-python's server), in that form: the first refusal switches the instance over.
+- `concurrency` requests in flight at most, retries with back-off on 429/5xx and time-outs
+  (`transport`); jobs read up to that many prompts at once (`reader.concurrent`).
+- `score` and `score_many` give each option's log-probability through what the server
+  offers, detected on first use (`remote_scoring`): whole options from prompt
+  log-probabilities (`echo`), or the first token's `top_logprobs`. `scoring` names the way,
+  so cached scores of one never stand in for the other's.
 """
 
 from __future__ import annotations
 
-import json
+import contextvars
+import threading
 import time
-import urllib.error
-import urllib.request
-from collections.abc import Mapping, Sequence
+import weakref
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from finkg.errors import InputError
 from finkg.reader.llm import Generation, Message, ReaderError, check_messages
-
-TIMEOUT_S = 600
-_MISSING = -1e9  # log-probability of an option the server did not list among its top tokens
+from finkg.reader.remote_scoring import ChatTemplate, RemoteScorer
+from finkg.reader.transport import TIMEOUT_S, HTTPRefused, Transport
 
 
 class OpenAICompatible:
     """Chat completions at `base_url` (the part before `/v1/chat/completions`)."""
 
     def __init__(
-        self, base_url: str, *, model: str, api_key: str | None = None, timeout_s: int = TIMEOUT_S
+        self,
+        base_url: str,
+        *,
+        model: str,
+        api_key: str | None = None,
+        timeout_s: float = TIMEOUT_S,
+        concurrency: int = 1,
+        retries: int = 4,
+        backoff_s: float = 0.5,
+        template: ChatTemplate | Callable[[], ChatTemplate] | None = None,
     ) -> None:
-        if not base_url.startswith(("http://", "https://")):
-            raise InputError(
-                "the reader endpoint must be an http(s) URL", field="llm_url", value=base_url
-            )
-        self.base_url = base_url.rstrip("/").removesuffix("/v1")
+        self.transport = Transport(
+            base_url.rstrip("/").removesuffix("/v1"),
+            api_key=api_key,
+            timeout_s=timeout_s,
+            retries=retries,
+            backoff_s=backoff_s,
+            concurrency=concurrency,
+        )
+        self.base_url = self.transport.base_url
         self.model = model
         self.model_id = f"{model}@{self.base_url}"
-        self.api_key = api_key
-        self.timeout_s = timeout_s
+        self.concurrency = concurrency
         self._schema_style = "json_schema"
+        self._pool: ThreadPoolExecutor | None = None
+        self._pool_lock = threading.Lock()
+        self._scorer = RemoteScorer(self.transport, model=model, template=template, fan=self._fan)
 
-    def _post(self, body: dict[str, Any]) -> dict[str, Any]:
-        headers = {"Content-Type": "application/json"}
-        if self.api_key:
-            headers["Authorization"] = f"Bearer {self.api_key}"
-        request = urllib.request.Request(
-            self.base_url + "/v1/chat/completions",
-            data=json.dumps(body).encode(),
-            headers=headers,
-            method="POST",
-        )
-        try:
-            with urllib.request.urlopen(request, timeout=self.timeout_s) as response:
-                return json.loads(response.read())
-        except urllib.error.HTTPError as e:
-            detail = e.read().decode("utf-8", "replace")[:500]
-            raise ReaderError(f"{self.base_url} answered {e.code}: {detail}") from None
-        except (urllib.error.URLError, TimeoutError) as e:
-            reason = getattr(e, "reason", e)
-            raise ReaderError(
-                f"cannot reach the reader endpoint {self.base_url}: {reason}"
-            ) from None
+    @property
+    def scoring(self) -> str:
+        """How options are scored (part of the reply cache's key): asks the server once."""
+        return f"remote-{self._scorer.method}-1"
+
+    def _fan(self, tasks: Sequence[Callable[[], Any]]) -> list[Any]:
+        """Run one read's requests together on the reader's pool (each a leaf: it never
+        waits on another task, so reads waiting on their requests cannot starve it); the
+        first error is raised once all have ended."""
+        if self.concurrency <= 1 or len(tasks) <= 1:
+            return [t() for t in tasks]
+        with self._pool_lock:
+            if self._pool is None:
+                self._pool = ThreadPoolExecutor(
+                    max_workers=self.concurrency, thread_name_prefix="finkg-http"
+                )
+                weakref.finalize(self, self._pool.shutdown, wait=False)
+        futures = [self._pool.submit(contextvars.copy_context().run, t) for t in tasks]
+        errors = [f.exception() for f in futures]
+        for e in errors:
+            if e is not None:
+                raise e
+        return [f.result() for f in futures]
 
     def generate(
         self,
@@ -80,15 +100,21 @@ class OpenAICompatible:
         }
         started = time.perf_counter()
         if schema is None:
-            reply = self._post(body)
+            reply = self.transport.post("/v1/chat/completions", body)
         else:
+            style = self._schema_style
             try:
-                reply = self._post({**body, "response_format": self._format(schema)})
-            except ReaderError as e:
-                if "response_format" not in str(e) or self._schema_style != "json_schema":
+                reply = self.transport.post(
+                    "/v1/chat/completions", {**body, "response_format": self._format(schema, style)}
+                )
+            except HTTPRefused as e:
+                if "response_format" not in e.detail or style != "json_schema":
                     raise
                 self._schema_style = "json_object"
-                reply = self._post({**body, "response_format": self._format(schema)})
+                reply = self.transport.post(
+                    "/v1/chat/completions",
+                    {**body, "response_format": self._format(schema, "json_object")},
+                )
         seconds = time.perf_counter() - started
         try:
             text = reply["choices"][0]["message"]["content"] or ""
@@ -105,8 +131,9 @@ class OpenAICompatible:
             seconds,
         )
 
-    def _format(self, schema: Mapping[str, Any]) -> dict[str, Any]:
-        if self._schema_style == "json_object":
+    @staticmethod
+    def _format(schema: Mapping[str, Any], style: str) -> dict[str, Any]:
+        if style == "json_object":
             return {"type": "json_object", "schema": dict(schema)}
         return {
             "type": "json_schema",
@@ -118,27 +145,11 @@ class OpenAICompatible:
         }
 
     def score(self, messages: Sequence[Message], options: Sequence[str]) -> dict[str, float]:
-        check_messages(messages)
-        body = {
-            "model": self.model,
-            "messages": list(messages),
-            "temperature": 0,
-            "max_tokens": 1,
-            "logprobs": True,
-            "top_logprobs": 20,
-        }
-        reply = self._post(body)
-        try:
-            top = reply["choices"][0]["logprobs"]["content"][0]["top_logprobs"]
-        except (KeyError, IndexError, TypeError):
-            raise ReaderError(f"{self.base_url} returned no logprobs; it cannot score") from None
-        found = {}
-        for entry in top:
-            token = entry["token"].strip().lower()
-            if token and token not in found:
-                found[token] = float(entry["logprob"])
-        scores = {}
-        for option in options:
-            matches = [lp for tok, lp in found.items() if option.lower().startswith(tok)]
-            scores[option] = max(matches) if matches else _MISSING
-        return scores
+        """Each option's log-probability as the reply (`remote_scoring`)."""
+        return self._scorer.score_many([(messages, options)])[0]
+
+    def score_many(
+        self, requests: Sequence[tuple[Sequence[Message], Sequence[str]]]
+    ) -> list[dict[str, float]]:
+        """`score` for several prompts, their requests sent together."""
+        return self._scorer.score_many(requests)

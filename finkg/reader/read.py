@@ -31,6 +31,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from finkg.errors import InputError
+from finkg.reader.concurrent import concurrency_of, map_ordered
 from finkg.reader.llm import LLM, ContextOverflow, Generation, Message, messages_hash
 from finkg.reader.schemas import (
     Answer,
@@ -202,7 +203,7 @@ def score_many(
 ) -> list[OptionScores]:
     """`score_options` for several prompts read together: a backend with `score_many`
     (the local reader) scores them in one batch after their shared opening, any other one
-    prompt by prompt. Cached as one entry (the scores of a batch depend on its members'
+    prompt by prompt, up to its `concurrency` at once. Cached as one entry (the scores of a batch depend on its members'
     shared opening), so a hit is exactly what the read gave; the read's seconds are split
     evenly over the results, its prompt tokens (the first prompt's) go to the first."""
     digests = [messages_hash(m, {"options": list(o)}) for m, o in requests]
@@ -219,8 +220,8 @@ def score_many(
     batch = getattr(llm, "score_many", None)
     if callable(batch):
         found = batch(requests)
-    else:
-        found = [llm.score(m, o) for m, o in requests]
+    else:  # one request a prompt, up to the reader's concurrency at once
+        found = map_ordered(lambda r: llm.score(*r), requests, concurrency=concurrency_of(llm))
     seconds = time.perf_counter() - started
     counter = getattr(llm, "count_tokens", None)
     tokens = int(counter(requests[0][0])) if callable(counter) and requests else 0

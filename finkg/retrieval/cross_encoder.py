@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 
 from finkg.errors import InputError
-from finkg.retrieval.embed import packaged_model_dir
+from finkg.retrieval.embed import packaged_model_dir, torch_device
 from finkg.retrieval.trained import WEIGHTS, offline, read_manifest, weights_digest
 
 KIND = "finkg-cross-encoder"
@@ -53,8 +53,9 @@ class Group:
     negatives: tuple[str, ...]
 
 
-def _net(folder: Path, *, threads: int) -> tuple[Any, Any, Any]:
-    """(tokenizer, encoder, head) from a folder holding a BERT encoder, and a head if any."""
+def _net(folder: Path, *, threads: int, device: str = "cpu") -> tuple[Any, Any, Any]:
+    """(tokenizer, encoder, head) from a folder holding a BERT encoder, and a head if any,
+    on `device`."""
     offline()
     import torch
     from safetensors.torch import load_file
@@ -71,16 +72,18 @@ def _net(folder: Path, *, threads: int) -> tuple[Any, Any, Any]:
     else:  # a fresh head: zero, so that every pair starts with the same score
         torch.nn.init.zeros_(head.weight)
         torch.nn.init.zeros_(head.bias)
-    return tokenizer, encoder, head
+    return tokenizer, encoder.to(device), head.to(device)
 
 
 def _forward(encoder: Any, head: Any, batch: Any) -> Any:
+    device = head.weight.device
+    ids, attention, types = (
+        batch[k].to(device) for k in ("input_ids", "attention_mask", "token_type_ids")
+    )
     hidden = encoder(
-        input_ids=batch["input_ids"],
-        attention_mask=batch["attention_mask"],
-        token_type_ids=batch["token_type_ids"],
+        input_ids=ids, attention_mask=attention, token_type_ids=types
     ).last_hidden_state
-    mask = batch["attention_mask"].unsqueeze(-1).to(hidden.dtype)
+    mask = attention.unsqueeze(-1).to(hidden.dtype)
     pooled = (hidden * mask).sum(1) / mask.sum(1).clamp(min=1)
     return head(pooled).squeeze(-1)
 
@@ -118,7 +121,7 @@ def pair_scores(
         for i in range(0, len(owner), batch_size):
             part = {k: batch[k][i : i + batch_size] for k in ("input_ids", "attention_mask")}
             part["token_type_ids"] = batch["token_type_ids"][i : i + batch_size]
-            windows[i : i + batch_size] = _forward(encoder, head, part).numpy()
+            windows[i : i + batch_size] = _forward(encoder, head, part).cpu().numpy()
     out = np.full(len(texts), -np.inf)
     np.maximum.at(out, owner, windows)
     return out
@@ -137,6 +140,7 @@ def train(
     threads: int = 1,
     progress: Callable[[str, int, int], None] | None = None,
     stage: str = "train reranker",
+    device: str = "auto",
 ) -> list[float]:
     """Train from `start` (a trained folder's `model/`; the packaged MiniLM when None) on
     `groups` with eq. 5 and save under `folder/model`; returns the mean loss per epoch.
@@ -163,7 +167,8 @@ def train(
         )
     torch.manual_seed(seed)
     draw = random.Random(seed)
-    tokenizer, encoder, head = _net(start or packaged_model_dir(), threads=threads)
+    where = torch_device(device)
+    tokenizer, encoder, head = _net(start or packaged_model_dir(), threads=threads, device=where)
     # the word embeddings (half of MiniLM's weights) stay frozen: a few thousand pairs would
     # only move the rows of the words they contain, and AdamW over them doubles a step's time
     encoder.get_input_embeddings().weight.requires_grad_(False)
@@ -186,7 +191,8 @@ def train(
                 return_tensors="pt",
             )
             scores = _forward(encoder, head, batch)
-            loss = F.cross_entropy(scores.unsqueeze(0), torch.zeros(1, dtype=torch.long))
+            gold = torch.zeros(1, dtype=torch.long, device=where)
+            loss = F.cross_entropy(scores.unsqueeze(0), gold)
             optimiser.zero_grad()
             loss.backward()
             optimiser.step()
@@ -200,7 +206,7 @@ def train(
     target.mkdir(parents=True, exist_ok=True)
     encoder.save_pretrained(str(target))
     tokenizer.save_pretrained(str(target))
-    save_file({k: v.contiguous() for k, v in head.state_dict().items()}, str(target / HEAD))
+    save_file({k: v.cpu().contiguous() for k, v in head.state_dict().items()}, str(target / HEAD))
     return history
 
 
@@ -215,6 +221,7 @@ class CrossEncoder:
         max_length: int = MAX_LENGTH,
         stride: int = STRIDE,
         verify: bool = True,
+        device: str = "auto",
     ) -> None:
         folder = Path(folder)
         if not 32 <= max_length <= 512:
@@ -234,7 +241,9 @@ class CrossEncoder:
             )
         self.model_id = str(self.manifest["model_id"])
         self.max_length, self.stride = max_length, stride
-        self.tokenizer, self.encoder, self.head = _net(folder / WEIGHTS, threads=threads)
+        self.tokenizer, self.encoder, self.head = _net(
+            folder / WEIGHTS, threads=threads, device=torch_device(device)
+        )
         self.encoder.eval()
 
     def scores(self, query: str, texts: Sequence[str]) -> np.ndarray:

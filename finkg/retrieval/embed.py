@@ -13,6 +13,11 @@ every later decision without leaking anything about the future.
 - `HashEmbedder(dim)`: a vector per text seeded from the text's hash (haystack's mock
   embedder), with a bag-of-words part so texts sharing words are closer than others.
 
+Model work (MiniLM, FinSeer, the cross-encoder and their training) runs on a CUDA device when
+torch sees one and on the CPU otherwise (`torch_device`; `FINKG_DEVICE=cpu` forces the CPU).
+A GPU's vectors equal the CPU's to about 1e-6, not bit for bit: an index keeps the vectors
+it was built with, whichever device embeds the queries.
+
 >>> e = HashEmbedder(dim=16)
 >>> v = e.embed(["rates rise", "rates rise", "cat"])
 >>> v.shape, bool((v[0] == v[1]).all()), round(float(v[0] @ v[0]), 6)
@@ -103,15 +108,37 @@ def packaged_model_dir() -> Path:
     return weights.parent
 
 
+def torch_device(setting: str = "auto") -> str:
+    """`cuda` when `setting` asks for it, or is `auto` and torch sees a CUDA device; else
+    `cpu`. Asking for `cuda` where there is none is an error, not a quiet fallback."""
+    if setting not in ("auto", "cpu", "cuda"):
+        raise InputError(
+            "unknown device", field="FINKG_DEVICE", value=setting, hint="auto, cpu or cuda"
+        )
+    if setting == "cpu":
+        return "cpu"
+    import torch
+
+    if torch.cuda.is_available():
+        return "cuda"
+    if setting == "cuda":
+        raise EmbedderError(
+            "FINKG_DEVICE=cuda, but torch sees no CUDA device (use auto or cpu, or install a "
+            "CUDA build of torch)"
+        )
+    return "cpu"
+
+
 class MiniLM:
-    """all-MiniLM-L6-v2 from its PyPI package, on the CPU, offline."""
+    """all-MiniLM-L6-v2 from its PyPI package, offline, on `torch_device(device)`."""
 
     dim = 384
 
-    def __init__(self, *, threads: int = 1, batch_size: int = 32) -> None:
+    def __init__(self, *, threads: int = 1, batch_size: int = 32, device: str = "auto") -> None:
         self.model_id = f"all-MiniLM-L6-v2@sha256:{WEIGHTS_SHA256[:12]}"
         self.batch_size = batch_size
-        self.model = _load(packaged_model_dir(), threads)
+        self.device = torch_device(device)
+        self.model = _load(packaged_model_dir(), threads, self.device)
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:
@@ -127,7 +154,7 @@ class MiniLM:
 
 
 @cache
-def _load(folder: Path, threads: int) -> object:
+def _load(folder: Path, threads: int, device: str = "cpu") -> object:
     os.environ["HF_HUB_OFFLINE"] = "1"  # never reach for a hub: the weights are local
     os.environ["TRANSFORMERS_OFFLINE"] = "1"
     import torch
@@ -137,7 +164,7 @@ def _load(folder: Path, threads: int) -> object:
     logging.disable_progress_bar()  # a bar per load would litter every command's output
     torch.set_num_threads(threads)
     try:
-        return SentenceTransformer(str(folder), device="cpu", local_files_only=True)
+        return SentenceTransformer(str(folder), device=device, local_files_only=True)
     except Exception as e:  # torch / transformers raise many kinds
         raise EmbedderError(f"cannot load the embedding model from {folder}: {e}") from e
 
@@ -150,10 +177,11 @@ def _sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
-def open_embedder(name: str, *, threads: int = 1) -> Embedder:
-    """The embedder a setting names: `minilm` (packaged) or `hash` (384-d stand-in)."""
+def open_embedder(name: str, *, threads: int = 1, device: str = "auto") -> Embedder:
+    """The embedder a setting names: `minilm` (packaged, on `torch_device(device)`) or
+    `hash` (384-d stand-in)."""
     if name == "minilm":
-        return MiniLM(threads=threads)
+        return MiniLM(threads=threads, device=device)
     if name == "hash":
         return HashEmbedder(dim=384)
     raise InputError("unknown embedder", field="embedder", value=name, hint="minilm or hash")

@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from finkg.errors import InputError
-from finkg.retrieval.embed import Embedder, _load, _normalise, packaged_model_dir
+from finkg.retrieval.embed import Embedder, _load, _normalise, packaged_model_dir, torch_device
 from finkg.retrieval.trained import MANIFEST as MANIFEST  # re-exported for callers
 from finkg.retrieval.trained import offline, read_manifest
 from finkg.retrieval.trained import weights_digest as weights_digest
@@ -82,8 +82,10 @@ def train(
     seed: int,
     threads: int = 1,
     progress: Callable[[str, int, int], None] | None = None,
+    device: str = "auto",
 ) -> list[float]:
-    """Distil `examples` into a MiniLM copy saved under `folder/model`; mean loss per epoch."""
+    """Distil `examples` into a MiniLM copy saved under `folder/model`; mean loss per epoch
+    (on `embed.torch_device(device)`)."""
     import torch
     import torch.nn.functional as F
 
@@ -97,7 +99,8 @@ def train(
     from sentence_transformers import SentenceTransformer
 
     # a copy of its own: the cached MiniLM that `minilm` retrieval reads stays untouched
-    model = SentenceTransformer(str(packaged_model_dir()), device="cpu", local_files_only=True)
+    where = torch_device(device)
+    model = SentenceTransformer(str(packaged_model_dir()), device=where, local_files_only=True)
     model.train()
     optimiser = torch.optim.AdamW(model.parameters(), lr=lr)
     order = np.random.default_rng(seed)
@@ -107,9 +110,13 @@ def train(
         losses = []
         for i in order.permutation(len(examples)):
             ex = examples[int(i)]
-            features = model.tokenize([ex.query, *ex.candidates])
+            features = {
+                k: v.to(where) if hasattr(v, "to") else v
+                for k, v in model.tokenize([ex.query, *ex.candidates]).items()
+            }
             embeddings = F.normalize(model(features)["sentence_embedding"], dim=-1)
-            w = torch.softmax(torch.tensor(ex.rewards, dtype=torch.float32) / alpha, dim=0)
+            rewards = torch.tensor(ex.rewards, dtype=torch.float32, device=where)
+            w = torch.softmax(rewards / alpha, dim=0)
             logp = torch.log_softmax(embeddings[1:] @ embeddings[0] / tau, dim=0)
             loss = -(w * logp).sum()
             optimiser.zero_grad()
@@ -131,11 +138,11 @@ class FinSeer:
 
     dim = 384
 
-    def __init__(self, folder: Path, *, threads: int = 1) -> None:
+    def __init__(self, folder: Path, *, threads: int = 1, device: str = "auto") -> None:
         folder = Path(folder)
         self.manifest = read_manifest(folder, kind=KIND, format=FORMAT, train=TRAIN)
         self.model_id = self.manifest["model_id"]
-        self.model = _load(folder / "model", threads)
+        self.model = _load(folder / "model", threads, torch_device(device))
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:

@@ -136,7 +136,9 @@ def open_indexes(
 
         if progress:
             progress("vectors: loading the embedding model", 0, 1)
-        embedder = open_embedder(settings.embedder, threads=settings.threads)
+        embedder = open_embedder(
+            settings.embedder, threads=settings.threads, device=settings.device
+        )
     index = VectorIndex.open(
         vector_dir(directory, embedder.model_id),
         model_id=embedder.model_id,

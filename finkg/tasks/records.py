@@ -7,13 +7,15 @@ evidence IRIs, which are what the graph cites.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Mapping, Sequence
 
 from pyoxigraph import Literal, NamedNode, Quad
 
 from finkg.kg.ingest import common
+from finkg.kg.outputs import Cost
 from finkg.ontology.terms import FKG, PROV, RDF
 from finkg.reader.schemas import ImpactPrediction, Recommendation
+from finkg.reader.usage import Usage
 
 
 def impact_quads(
@@ -102,3 +104,16 @@ def recommendation_quads(
             ),
         )
     return q.items
+
+
+def run_cost(usage: Usage, *, seconds: float | None = None, failed: Sequence[str] = ()) -> Cost:
+    """A run's `Cost` from what its reads were metered at (`reader.usage`); `seconds` is
+    the reader's time when the task measured it itself (a cache hit: 0), and `failed` names
+    requests that failed for good besides those the meter saw."""
+    return Cost(
+        requests=usage.requests,
+        retries=usage.retries,
+        seconds=usage.seconds if seconds is None else seconds,
+        attempts=tuple(usage.attempts),
+        failed=tuple(dict.fromkeys([*usage.failed, *failed])),
+    )

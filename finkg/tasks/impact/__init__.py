@@ -11,6 +11,7 @@ call):
   order);
 - `demo.demo_impact` (the job on the demo world).
 
-Modules: `anchors` (§3.1, §3.3), `predict` (§3.2-3.3), `feedback` (§3.4-3.5), `labels`
-(§3.4), `prequential`, `job`, `demo`. Nothing here imports another job's folder.
+Modules: `anchors` (§3.1, §3.3), `predict` (§3.2-3.3; its steps in `steps`, what they
+are made of in `inputs`), `feedback` (§3.4-3.5), `labels` (§3.4), `prequential`, `job`,
+`demo`. Nothing here imports another job's folder.
 """

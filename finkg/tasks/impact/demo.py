@@ -162,7 +162,9 @@ def demo_impact(
     say("impact: backtest")
     out_dir.mkdir(parents=True, exist_ok=True)
     report, png = out_dir / "impact-report.md", out_dir / "impact-equity.png"
-    vectors = LiveVectors(store, open_embedder(settings.embedder, threads=settings.threads))
+    vectors = LiveVectors(
+        store, open_embedder(settings.embedder, threads=settings.threads, device=settings.device)
+    )
     results, benchmarks = backtest_job(
         store,
         test=test,

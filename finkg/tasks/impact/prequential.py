@@ -20,8 +20,11 @@ from pyoxigraph import NamedNode
 from finkg.evaluation.labels import PriceTable
 from finkg.kg.calendar import MarketCalendar
 from finkg.kg.store import BaseStore
+from finkg.reader.concurrent import Outcome, concurrency_of, run_all
 from finkg.reader.llm import LLM
 from finkg.reader.read import OutputCache
+from finkg.reader.transport import RequestFailed
+from finkg.reader.usage import Usage
 from finkg.retrieval.memory import MemoryTimeline, SourceMemory
 from finkg.retrieval.pools import TextSource, VectorSource
 from finkg.tasks.heads import Matured
@@ -30,7 +33,8 @@ from finkg.tasks.impact.feedback import FeedbackReport, feedback, signals
 from finkg.tasks.impact.head_feed import HeadFeed, LabelBook
 from finkg.tasks.impact.history import scored_items
 from finkg.tasks.impact.labels import load_prices
-from finkg.tasks.impact.predict import SCORED, ImpactConfig, ImpactResult, anchor_inputs, predict
+from finkg.tasks.impact.predict import SCORED, ImpactConfig, ImpactResult, anchor_inputs
+from finkg.tasks.impact.steps import Prepared, Read, finish, prepare, read_prepared, record_failure
 
 FEEDBACK_LOOKBACK_SESSIONS = 10  # signals older than this have all matured and been fed back
 
@@ -133,7 +137,14 @@ def run_together(
     `history.validation_history`) and fed the variant's decisions as their labels mature
     (`head_feed`). With `since`, each variant's heads also learn from its own scored
     decisions an earlier run stored with prediction days from `since` up to this run's first
-    (a run resumed in parts decides as one run would)."""
+    (a run resumed in parts decides as one run would).
+
+    The anchors of one decision session (`decision_sessions`: no close between them, so no
+    feedback can separate them) are prepared in time order, read together on the reader's
+    concurrency (`reader.concurrent`; one at a time on a local reader) and written in time
+    order, so a concurrent run writes what a sequential one does. A read whose request fails
+    for good stops the run there: the predictions before it are written, its run names the
+    request (`steps.record_failure`), nothing after it is written."""
     config = config or ImpactConfig()
     ordered = sorted(anchors, key=lambda a: (a.decision_time, a.news.value))
     states = {
@@ -190,7 +201,9 @@ def run_together(
             ):
                 state.made[s.prediction] = s.prediction_day
     last_feedback: dt.datetime | None = None
-    for i, anchor in enumerate(ordered):
+    finished = 0
+    for session in decision_sessions(ordered, calendar):
+        anchor = session[0]
         if learning and _a_close_passed(calendar, last_feedback, anchor.decision_time):
             first_day = calendar.session_offset(
                 anchor.prediction_day if last_feedback is not None else ordered[0].prediction_day,
@@ -214,36 +227,49 @@ def run_together(
                 if report.outcomes:
                     state.timeline.refresh()  # type: ignore[union-attr]
             last_feedback = anchor.decision_time
-        inputs = anchor_inputs(
-            store,
-            anchor,
-            texts=texts,
-            vectors=vectors,
-            config=config,
-            prices=prices if scored else None,
-            calendar=calendar,
-        )
-        for name, state in states.items():
-            feed = feeds.get(name)
-            if feed is not None:
-                state.summary.head_items += feed.mature(anchor.decision_time)
-            result = predict(
+        # nothing matures inside a session: every anchor of it is prepared on the same
+        # memory and heads, read together, and written in time order
+        prepared: list[tuple[str, Prepared]] = []
+        for anchor in session:
+            inputs = anchor_inputs(
                 store,
                 anchor,
-                llm=llm,
                 texts=texts,
                 vectors=vectors,
-                memory=state.memory,
                 config=config,
-                cache=cache,
-                timeline=state.timeline,
-                inputs=inputs,
-                heads=feed.at(anchor.decision_time) if feed is not None else None,
+                prices=prices if scored else None,
+                calendar=calendar,
             )
+            for name, state in states.items():
+                feed = feeds.get(name)
+                if feed is not None:
+                    state.summary.head_items += feed.mature(anchor.decision_time)
+                p = prepare(
+                    store,
+                    anchor,
+                    texts=texts,
+                    vectors=vectors,
+                    memory=state.memory,
+                    config=config,
+                    timeline=state.timeline,
+                    inputs=inputs,
+                    heads=feed.at(anchor.decision_time) if feed is not None else None,
+                )
+                prepared.append((name, p))
+        answers = _read_session(llm, [p for _, p in prepared], cache=cache)
+        for k, ((name, p), outcome) in enumerate(zip(prepared, answers, strict=True)):
+            try:
+                answered = outcome.get() if outcome else read_prepared(llm, p, cache=cache)
+            except RequestFailed as e:
+                record_failure(store, llm, p, e, e.usage or Usage())
+                raise
+            result = finish(store, llm, p, answered)
+            state = states[name]
+            feed = feeds.get(name)
             if result.prediction is not None:
-                state.made[result.prediction] = anchor.prediction_day
+                state.made[result.prediction] = p.anchor.prediction_day
             if feed is not None and result.scored is not None:
-                feed.record(anchor, result.scored)
+                feed.record(p.anchor, result.scored)
             summary = state.summary
             summary.predictions += result.prediction is not None
             summary.json_invalid += result.prediction is None
@@ -252,9 +278,50 @@ def run_together(
             summary.reader_seconds += result.seconds
             if keep_results:
                 summary.results.append(result)
-        if progress is not None:
-            progress(i + 1, len(ordered))
+            last_of_anchor = k + 1 == len(prepared) or prepared[k + 1][1].anchor is not p.anchor
+            if last_of_anchor:
+                finished += 1
+                if progress is not None:
+                    progress(finished, len(ordered))
     return {name: state.summary for name, state in states.items()}
+
+
+def decision_sessions(ordered: Sequence[Anchor], calendar: MarketCalendar) -> list[list[Anchor]]:
+    """`ordered` (in decision-time order) cut where a session close passes between the
+    first anchor of a part and the next: inside a part no label can mature (labels mature at
+    closes), so no feedback can separate its decisions, and they may be read together."""
+    parts: list[list[Anchor]] = []
+    for anchor in ordered:
+        if parts and not _a_close_passed(
+            calendar, parts[-1][0].decision_time, anchor.decision_time
+        ):
+            parts[-1].append(anchor)
+        else:
+            parts.append([anchor])
+    return parts
+
+
+def _read_session(
+    llm: LLM, prepared: Sequence[Prepared], *, cache: OutputCache | None
+) -> list[Outcome[Read] | None]:
+    """The reads of one decision session, together on the reader's concurrency, in order.
+    With a reply cache, a read asked twice (two variants seeing the same context) is made
+    once; its repeats are None, to be read from the cache when their turn comes, as a run
+    reading one at a time would (a hit, not a second read)."""
+    first: set[str] = set()
+    tasks: list[Callable[[], Read]] = []
+    slots: list[int | None] = []
+    for p in prepared:
+        key = p.cache_key() if cache is not None else None
+        if key is not None and key in first:
+            slots.append(None)
+            continue
+        if key is not None:
+            first.add(key)
+        slots.append(len(tasks))
+        tasks.append(lambda p=p: read_prepared(llm, p, cache=cache))
+    outcomes = run_all(tasks, concurrency=concurrency_of(llm))
+    return [None if s is None else outcomes[s] for s in slots]
 
 
 def _a_close_passed(calendar: MarketCalendar, last: dt.datetime | None, now: dt.datetime) -> bool:

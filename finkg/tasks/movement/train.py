@@ -117,12 +117,16 @@ def open_sequence_retriever(
 ) -> SequenceRetriever:
     """A retriever by name, its model (MiniLM, a trained FinSeer) loaded from settings."""
     embedder = (
-        open_embedder(settings.embedder, threads=settings.threads) if name == "minilm" else None
+        open_embedder(settings.embedder, threads=settings.threads, device=settings.device)
+        if name == "minilm"
+        else None
     )
     trained = None
     if name == "finseer":
         trained = finseer.FinSeer(
-            model_dir or default_model_dir(settings), threads=settings.threads
+            model_dir or default_model_dir(settings),
+            threads=settings.threads,
+            device=settings.device,
         )
     return open_retriever(
         name, embedder=embedder, finseer=trained, cache=embedding_cache(settings), progress=progress
@@ -338,8 +342,9 @@ def train_retriever(
         seed=config.seed,
         threads=settings.threads,
         progress=progress,
+        device=settings.device,
     )
-    base = open_embedder("minilm", threads=settings.threads)
+    base = open_embedder("minilm", threads=settings.threads, device=settings.device)
     digest = finseer.weights_digest(folder)
     manifest: dict[str, object] = {
         "kind": finseer.KIND,
@@ -368,7 +373,7 @@ def train_retriever(
         "created": dt.datetime.now(dt.UTC).isoformat(),
     }
     write_manifest(folder, manifest)
-    trained = finseer.FinSeer(folder, threads=settings.threads)
+    trained = finseer.FinSeer(folder, threads=settings.threads, device=settings.device)
     manifest["valid_kl"] = {
         "base_minilm": finseer.mean_loss(base, valid_x, alpha=config.alpha, tau=config.tau),
         "finseer": finseer.mean_loss(trained, valid_x, alpha=config.alpha, tau=config.tau),

@@ -45,17 +45,20 @@ from finkg.errors import InputError
 from finkg.kg.statements import Section
 from finkg.kg.store import BaseStore
 from finkg.reader import grounding
+from finkg.reader.concurrent import concurrency_of, run_all
 from finkg.reader.llm import LLM, ContextOverflow
 from finkg.reader.read import ReadResult, prompt, read
 from finkg.reader.schemas import Answer, ToolCall
+from finkg.reader.transport import RequestFailed
+from finkg.reader.usage import Usage, metered
 from finkg.retrieval import bank
 from finkg.retrieval.decompose import clean, decompose
 from finkg.retrieval.live import node_texts
 from finkg.retrieval.passages import Hit, PassageRetriever
 from finkg.retrieval.rerank import Reranker, bundle, rerank
 from finkg.tasks.qa import arithmetic, tools
-from finkg.tasks.qa.output import write_answer
-from finkg.tasks.qa.types import Asked, Block, Part, QAConfig
+from finkg.tasks.qa.output import write_answer, write_failed_answer
+from finkg.tasks.qa.types import Asked, Block, Part, QAConfig, Staged
 
 ROUTES = ("bank", "tool", "documents")
 
@@ -80,6 +83,24 @@ class QA:
         documents: Sequence[NamedNode] = (),
         write: bool = True,
     ) -> Asked:
+        return self.ask_many(
+            [question], as_of=as_of, company=company, documents=documents, write=write
+        )[0]
+
+    def ask_many(
+        self,
+        questions: Sequence[str],
+        *,
+        as_of: dt.datetime,
+        company: NamedNode | None = None,
+        documents: Sequence[NamedNode] = (),
+        write: bool = True,
+    ) -> list[Asked]:
+        """Answer each question as `ask` does: routed and retrieved one after another, read
+        together on the reader's concurrency (`reader.concurrent`), checked and written in
+        the order given, so the answers written are those asked one at a time. A read whose
+        request fails for good stops there: the answers before it are written, a run names
+        the request (`output.write_failed_answer`), nothing after it is written."""
         if as_of.tzinfo is None or as_of.utcoffset() is None:
             raise InputError(
                 "--as-of needs a zone",
@@ -87,39 +108,84 @@ class QA:
                 value=as_of.isoformat(),
                 hint="e.g. 2024-03-01T16:00:00-05:00",
             )
+        staged = [
+            self._stage(q, as_of=as_of, company=company, documents=documents) for q in questions
+        ]
+        outcomes = run_all(
+            [lambda s=s: self._answer(s) for s in staged], concurrency=concurrency_of(self.llm)
+        )
+        out = []
+        for s, outcome in zip(staged, outcomes, strict=True):
+            try:
+                asked = outcome.get()
+            except RequestFailed as e:
+                if write:
+                    s.usage.add(e.usage or Usage())
+                    write_failed_answer(
+                        self.store, s, model_id=self.llm.model_id, error=e, config=self.config
+                    )
+                raise
+            if write:
+                asked.iri = write_answer(
+                    self.store,
+                    asked,
+                    config=self.config,
+                    retriever_paths=self.retriever.paths,
+                    reranker=self.reranker.model_id if self.reranker is not None else "none",
+                    company=company,
+                    documents=documents,
+                    started=s.started,
+                )
+            out.append(asked)
+        return out
+
+    def _stage(
+        self,
+        question: str,
+        *,
+        as_of: dt.datetime,
+        company: NamedNode | None,
+        documents: Sequence[NamedNode],
+    ) -> Staged:
+        """Preprocessing and routing: everything before the answer's read."""
         started = dt.datetime.now(dt.UTC)
-        text = clean(question)
-        seconds: dict[str, float] = {}
-        t = time.perf_counter()
-        parts = [Part(sq, "documents") for sq in decompose(text)]
-        seconds["preprocess"] = time.perf_counter() - t
-        for part in parts:
-            self._route(part, as_of=as_of, company=company, documents=documents, seconds=seconds)
+        with metered() as usage:
+            text = clean(question)
+            seconds: dict[str, float] = {}
+            t = time.perf_counter()
+            parts = [Part(sq, "documents") for sq in decompose(text)]
+            seconds["preprocess"] = time.perf_counter() - t
+            for part in parts:
+                self._route(
+                    part, as_of=as_of, company=company, documents=documents, seconds=seconds
+                )
         blocks = _numbered([b for p in parts for b in p.blocks])
+        return Staged(text, as_of, parts, blocks, seconds, started, usage)
+
+    def _answer(self, s: Staged) -> Asked:
+        """The reader's answer from the staged evidence, and its grounding (no store)."""
         t = time.perf_counter()
+        blocks = s.blocks
         calc = None
-        if all(p.route == "bank" for p in parts):
-            output, result = _bank_answer(parts, blocks), None
-        elif (calc := self._calculate(text, blocks)) is not None:
-            output, result = arithmetic.answer_of(calc), None
-        else:
-            output, result, blocks = self._read(text, as_of, blocks)
-        seconds["read"] = time.perf_counter() - t
+        with metered() as usage:
+            try:
+                if all(p.route == "bank" for p in s.parts):
+                    output, result = _bank_answer(s.parts, blocks), None
+                elif (calc := self._calculate(s.text, blocks)) is not None:
+                    output, result = arithmetic.answer_of(calc), None
+                else:
+                    output, result, blocks = self._read(s.text, s.as_of, blocks)
+            except RequestFailed as e:
+                e.usage = usage
+                raise
+        seconds = {**s.seconds, "read": time.perf_counter() - t}
         derived = [str(calc)] if calc is not None else []
         scores, status = _grounding(output, result, blocks, derived)
-        asked = Asked(text, as_of, parts, blocks, output, result, scores, status, seconds)
+        usage.add(s.usage)
+        asked = Asked(
+            s.text, s.as_of, s.parts, blocks, output, result, scores, status, seconds, usage=usage
+        )
         asked.calculation = calc
-        if write:
-            asked.iri = write_answer(
-                self.store,
-                asked,
-                config=self.config,
-                retriever_paths=self.retriever.paths,
-                reranker=self.reranker.model_id if self.reranker is not None else "none",
-                company=company,
-                documents=documents,
-                started=started,
-            )
         return asked
 
     # -- routing ---------------------------------------------------------------------------

@@ -16,12 +16,14 @@ from pyoxigraph import Literal, NamedNode
 
 from finkg.kg.ingest import common
 from finkg.kg.iri import mint
-from finkg.kg.outputs import RunRecord, Used, run_iri, write_output
+from finkg.kg.outputs import RunRecord, Used, run_iri, write_failed_run, write_output
 from finkg.kg.store import BaseStore
 from finkg.ontology.terms import FKG, PROV, RDF, RDFS
 from finkg.reader import calculator
 from finkg.reader.read import prompt
-from finkg.tasks.qa.types import Asked, Block, QAConfig
+from finkg.reader.transport import RequestFailed
+from finkg.tasks.qa.types import Asked, Block, QAConfig, Staged
+from finkg.tasks.records import run_cost
 
 
 def write_answer(
@@ -72,6 +74,7 @@ def write_answer(
         json_valid=asked.scores["j"] == 1.0,
         invalid_citations=len(asked.read.invalid_citations) if asked.read else 0,
         used=[Used(b.node, i, b.score) for i, b in enumerate(passages, start=1)],
+        cost=run_cost(asked.usage, seconds=asked.seconds.get("read", 0.0)),
     )
     by_id = {b.id: b for b in asked.blocks}
     cited = [by_id[i] for i in (asked.output.citations if asked.output else []) if i in by_id]
@@ -135,3 +138,23 @@ def _json_with_iris(data: dict, by_id: dict[str, Block]) -> str:
     for number in data.get("numbers", []):
         number["citation"] = iri(number["citation"])
     return json.dumps(data, ensure_ascii=False, sort_keys=True)
+
+
+def write_failed_answer(
+    store: BaseStore, staged: Staged, *, model_id: str, error: RequestFailed, config: QAConfig
+) -> NamedNode:
+    """The run of an answer whose read failed for good: the question, the passages it had,
+    what it cost and the request that failed; no answer."""
+    run = run_iri(store, "qa", staged.text, staged.as_of.isoformat(), "failed", staged.started)
+    passages = [b for b in staged.blocks if b.kind == "C"]
+    record = RunRecord(
+        task="qa",
+        model_id=model_id,
+        started=staged.started,
+        ended=dt.datetime.now(dt.UTC),
+        parameters={**config.parameters(), "question": staged.text},
+        used=[Used(b.node, i, b.score) for i, b in enumerate(passages, start=1)],
+        cost=run_cost(staged.usage, failed=[str(error)]),
+    )
+    write_failed_run(store, record, run=run, note=f"qa: read failed: {staged.text[:60]}")
+    return run

@@ -122,9 +122,8 @@ def open_cross_encoder(
     settings: Settings, *, stage: int = 2, model_dir: Path | None = None
 ) -> ce.CrossEncoder:
     """The trained cross-encoder of a stage (or of `model_dir`), checked against its manifest."""
-    return ce.CrossEncoder(
-        model_dir or default_model_dir(settings, stage), threads=settings.threads
-    )
+    folder = model_dir or default_model_dir(settings, stage)
+    return ce.CrossEncoder(folder, threads=settings.threads, device=settings.device)
 
 
 def ranking_metrics(scorer: Scorer, groups: Sequence[ce.Group]) -> dict[str, float]:
@@ -203,7 +202,7 @@ def train_stage1(
         config.seed,
         "held_out",
     )
-    base = open_embedder("minilm", threads=settings.threads)
+    base = open_embedder("minilm", threads=settings.threads, device=settings.device)
     if progress:
         progress("mine hard negatives", 0, 2)
     train_keys, held_keys = tat.of(split["train"]), tat.of(split["held_out"])
@@ -232,6 +231,7 @@ def train_stage1(
         seed=config.seed,
         threads=settings.threads,
         progress=progress,
+        device=settings.device,
         stage="train stage 1",
     )
     manifest = _base_manifest(1, folder, config, base)
@@ -251,7 +251,7 @@ def train_stage1(
         "train_loss": history,
     }
     write_manifest(folder, manifest)
-    trained = ce.CrossEncoder(folder, threads=settings.threads)
+    trained = ce.CrossEncoder(folder, threads=settings.threads, device=settings.device)
     manifest["held_out"] = _figures(eval_g, base, {"stage1": trained}, progress, "tatqa held-out")
     manifest["seconds"] = round(time.perf_counter() - started, 1)
     write_manifest(folder, manifest)
@@ -314,14 +314,15 @@ def train_stage2(
 ) -> dict[str, object]:
     """Stage 2 from the stage-1 folder `start` (module docstring); returns its manifest."""
     started = time.perf_counter()
-    stage1 = ce.CrossEncoder(start, threads=settings.threads)  # refuses a missing stage 1
+    # refuses a missing stage 1
+    stage1 = ce.CrossEncoder(start, threads=settings.threads, device=settings.device)
     company, pdfs = company_documents(data, config)
     passages: list[str] = []
     for pdf in pdfs:
         passages += rerank_company.document_passages(
             pdf, size=config.chunk_size, overlap=config.chunk_overlap
         )
-    base = open_embedder("minilm", threads=settings.threads)
+    base = open_embedder("minilm", threads=settings.threads, device=settings.device)
     written = rerank_company.write_questions(
         llm, company, passages, n=config.company_questions, seed=config.seed, progress=progress
     )
@@ -358,6 +359,7 @@ def train_stage2(
         seed=config.seed,
         threads=settings.threads,
         progress=progress,
+        device=settings.device,
         stage="train stage 2",
     )
     with (folder / "stage2_pairs.jsonl").open("w", encoding="utf-8") as f:
@@ -388,7 +390,7 @@ def train_stage2(
         "train_loss": history,
     }
     write_manifest(folder, manifest)
-    trained = ce.CrossEncoder(folder, threads=settings.threads)
+    trained = ce.CrossEncoder(folder, threads=settings.threads, device=settings.device)
     manifest["held_out"] = _figures(
         valid_g, base, {"stage1": stage1, "stage2": trained}, progress, "company valid"
     )

@@ -126,7 +126,7 @@ def open_qa(
     from finkg.retrieval.embed import open_embedder
     from finkg.retrieval.indexes import open_indexes
 
-    embedder = open_embedder(settings.embedder, threads=settings.threads)
+    embedder = open_embedder(settings.embedder, threads=settings.threads, device=settings.device)
     text, vectors, _ = open_indexes(
         store, settings, embedder=embedder, progress=progress, directory=directory
     )

@@ -13,6 +13,7 @@ from finkg.errors import InputError
 from finkg.reader.calculator import Calculation
 from finkg.reader.read import ReadResult
 from finkg.reader.schemas import Answer
+from finkg.reader.usage import Usage
 from finkg.retrieval.decompose import SubQuestion
 from finkg.retrieval.passages import PATHS, Hit
 
@@ -115,8 +116,22 @@ class Asked:
     status: str
     seconds: dict[str, float]
     iri: NamedNode | None = None
+    usage: Usage = field(default_factory=Usage)  # what its reads cost (`reader.usage`)
     calculation: Calculation | None = None  # finkg's arithmetic, when it answered
 
     @property
     def summary(self) -> str:
         return self.output.summary if self.output is not None else ""
+
+
+@dataclass
+class Staged:
+    """A question routed and retrieved, its answer not yet read (`QA.ask_many`)."""
+
+    text: str
+    as_of: dt.datetime
+    parts: list[Part]
+    blocks: list[Block]
+    seconds: dict[str, float]
+    started: dt.datetime
+    usage: Usage  # what routing cost (tool choice, LLM reranking)

@@ -8,12 +8,14 @@ import datetime as dt
 from pyoxigraph import NamedNode
 
 from finkg.kg.iri import mint
-from finkg.kg.outputs import RunRecord, Used, run_iri, write_output
+from finkg.kg.outputs import RunRecord, Used, run_iri, write_failed_run, write_output
 from finkg.kg.store import BaseStore
 from finkg.ontology.terms import FKG
 from finkg.reader.llm import LLM
+from finkg.reader.transport import RequestFailed
+from finkg.reader.usage import Usage
 from finkg.tasks.recommend.types import RecommendConfig, RecommendResult
-from finkg.tasks.records import recommendation_quads
+from finkg.tasks.records import recommendation_quads, run_cost
 
 
 def write_recommendation(
@@ -59,6 +61,7 @@ def write_recommendation(
         json_valid=r.json_valid,
         invalid_citations=invalid,
         used=[Used(n, rank) for rank, n in enumerate(used, start=1)],
+        cost=run_cost(out.usage, seconds=sum(x.seconds for x in out.reads)),
     )
     quads = recommendation_quads(
         out.output,
@@ -73,3 +76,28 @@ def write_recommendation(
         store, record, quads, output=rec, run=run, note=f"recommend {config.variant}"
     )
     return rec, commit is not None
+
+
+def write_failed_recommendation(
+    store: BaseStore,
+    llm: LLM,
+    user: str,
+    as_of: dt.datetime,
+    config: RecommendConfig,
+    started: dt.datetime,
+    error: RequestFailed,
+) -> NamedNode:
+    """The run of a recommendation whose read failed for good: what it cost and the request
+    that failed; no recommendation."""
+    key = (config.variant, user, as_of.isoformat(), llm.model_id)
+    run = run_iri(store, "recommend", *key, "failed", started)
+    record = RunRecord(
+        task="recommend",
+        model_id=llm.model_id,
+        started=started,
+        ended=dt.datetime.now(dt.UTC),
+        parameters={**config.parameters(), "user": user},
+        cost=run_cost(error.usage or Usage(), failed=[str(error)]),
+    )
+    write_failed_run(store, record, run=run, note=f"recommend {config.variant}: read failed")
+    return run

@@ -44,11 +44,14 @@ from finkg.config import Settings
 from finkg.errors import FinkgError, InputError, TimestampError
 from finkg.kg.store import BaseStore
 from finkg.ontology.terms import FKG, FKG_NS
+from finkg.reader.concurrent import concurrency_of, run_all
 from finkg.reader.llm import LLM
 from finkg.reader.read import OutputCache, prompt, read
 from finkg.reader.schemas import EVIDENCE_PER_ASSET, Recommendation, Recommended
+from finkg.reader.transport import RequestFailed
+from finkg.reader.usage import Usage, metered
 from finkg.retrieval import subgraph as sg
-from finkg.tasks.recommend.output import write_recommendation
+from finkg.tasks.recommend.output import write_failed_recommendation, write_recommendation
 from finkg.tasks.recommend.stages import ALL, full_graph, retrieve
 from finkg.tasks.recommend.types import (
     DEFAULT_REQUEST,
@@ -117,10 +120,79 @@ def recommend(
     cache: OutputCache | None = None,
     write: bool = True,
 ) -> RecommendResult:
-    """Three assets for `user` as of `as_of` (module docstring); written when valid."""
+    """Three assets for `user` as of `as_of` (module docstring); written when valid. A read
+    whose request fails for good leaves, when writing, a run naming it and no output."""
     config = config or RecommendConfig()
     as_of = check_instant(as_of)
-    started, clock = dt.datetime.now(dt.UTC), time.perf_counter()
+    started = dt.datetime.now(dt.UTC)
+    with metered() as usage:
+        try:
+            return _recommend(store, llm, user, as_of, config, cache, write, started, usage)
+        except RequestFailed as e:
+            e.usage = usage
+            if write:
+                write_failed_recommendation(store, llm, user, as_of, config, started, e)
+            raise
+
+
+def recommend_many(
+    store: BaseStore,
+    llm: LLM,
+    *,
+    users: Sequence[str],
+    as_of: dt.datetime,
+    config: RecommendConfig | None = None,
+    cache: OutputCache | None = None,
+    write: bool = True,
+) -> list[RecommendResult]:
+    """`recommend` for several users as of one instant: each made as `recommend` makes it,
+    with nothing written, up to the reader's concurrency at once (`reader.concurrent`), then
+    written in the order given, so what is written is what one-at-a-time calls write. A read
+    whose request fails for good stops there: those before it are written, a run names the
+    request, nothing after it is written."""
+    config = config or RecommendConfig()
+    as_of = check_instant(as_of)
+    for user in users:
+        dataset(store, user)  # an unknown user fails before anything is read
+    outcomes = run_all(
+        [
+            lambda u=u: recommend(
+                store, llm, user=u, as_of=as_of, config=config, cache=cache, write=False
+            )
+            for u in users
+        ],
+        concurrency=concurrency_of(llm),
+    )
+    out = []
+    for user, outcome in zip(users, outcomes, strict=True):
+        try:
+            result = outcome.get()
+        except RequestFailed as e:
+            if write:
+                started = dt.datetime.now(dt.UTC)
+                write_failed_recommendation(store, llm, user, as_of, config, started, e)
+            raise
+        if write and result.output is not None:
+            _, customer = dataset(store, user)
+            result.recommendation, result.written = write_recommendation(
+                store, llm, result, customer, config, result.started or as_of
+            )
+        out.append(result)
+    return out
+
+
+def _recommend(
+    store: BaseStore,
+    llm: LLM,
+    user: str,
+    as_of: dt.datetime,
+    config: RecommendConfig,
+    cache: OutputCache | None,
+    write: bool,
+    started: dt.datetime,
+    usage: Usage,
+) -> RecommendResult:
+    clock = time.perf_counter()
     graph, customer = dataset(store, user)
     graphs = store.graphs.user_dataset(user)  # the user's graph and the market graph only
     reader = Recording(llm)
@@ -164,6 +236,8 @@ def recommend(
         offered,
         nodes,
         truncated,
+        started=started,
+        usage=usage,
     )
     if output is not None and write:
         out.recommendation, out.written = write_recommendation(

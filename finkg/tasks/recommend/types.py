@@ -17,6 +17,7 @@ from finkg.reader.budget import context_window, count_tokens
 from finkg.reader.llm import LLM, Message
 from finkg.reader.read import ReadResult
 from finkg.reader.schemas import Recommendation
+from finkg.reader.usage import Usage
 from finkg.retrieval import subgraph as sg
 
 VARIANTS = ("multi", "parallel", "full")
@@ -79,6 +80,8 @@ class RecommendResult:
     truncated: int = 0  # graph nodes cut to fit the context window
     seconds: float = 0.0
     written: bool = False  # False also when the same recommendation was already stored
+    started: dt.datetime | None = None  # when it was asked for (its run's start)
+    usage: Usage = field(default_factory=Usage)  # what its reads cost (`reader.usage`)
 
     @property
     def ok(self) -> bool:
