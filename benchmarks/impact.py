@@ -55,7 +55,7 @@ from finkg.reader.schemas import ImpactCompact, ImpactPrediction
 from finkg.retrieval.indexes import open_indexes
 from finkg.retrieval.memory import MemoryParams
 from finkg.tasks.impact.anchors import Anchor, anchors
-from finkg.tasks.impact.history import scored_items, validation_history
+from finkg.tasks.impact.history import citation_reads, scored_items, validation_history
 from finkg.tasks.impact.job import Span, backtest_job, memory_of, validation
 from finkg.tasks.impact.predict import ImpactConfig, anchor_inputs, retrieve, shown_card
 from finkg.tasks.impact.prequential import run_together
@@ -380,6 +380,7 @@ def main(argv: list[str] | None = None) -> int:
         progress=progress("test"),
         history=validation_history(val_items),
         since=val.end.date(),
+        citations=citation_reads(val_items),
     )
     run_minutes = (time.perf_counter() - started) / 60
 

@@ -37,6 +37,7 @@ from finkg.retrieval.memory import (
 from finkg.tasks.impact.anchors import SUMMARY_CHARS, anchors
 from finkg.tasks.impact.predict import ImpactConfig
 from finkg.tasks.impact.prequential import run_prequential
+from finkg.tasks.impact.scoring import NONE
 from tests.worlds import analyst, build, cut_world, load
 
 NY = ZoneInfo("America/New_York")
@@ -56,7 +57,20 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, BaseStore, Ba
     return files, load(files), load(cut_world(files, root / "cut", CUT))
 
 
-def _run(store: BaseStore):
+def _citations(*, future: bool) -> list[tuple[dt.datetime, dict[str, float]]]:
+    """Earlier reads' citation scores for the citation head; with `future`, one read made
+    after T too, whose scores would change every citation if the head saw it."""
+    before = FIRST - dt.timedelta(days=3)
+    reads = [
+        (before - dt.timedelta(hours=i), {"N1": -2.0 - 0.1 * i, "N2": -2.5, "S1": -3.0, NONE: -1.0})
+        for i in range(5)
+    ]
+    if future:
+        reads.append((CUT + dt.timedelta(days=3), {"N1": 9.0, "N2": -9.0, "S1": 9.0, NONE: -1.0}))
+    return reads
+
+
+def _run(store: BaseStore, *, future: bool):
     found = anchors(store, start=FIRST, end=CUT, calendar=CAL)
     memory = source_memory(store, "cited")
     return run_prequential(
@@ -69,6 +83,7 @@ def _run(store: BaseStore):
         calendar=CAL,
         weights=WEIGHTS,
         config=CONFIG,
+        citations=_citations(future=future),
     )
 
 
@@ -89,6 +104,7 @@ def _view(result) -> tuple:
         result.retrieved.memory_updates_seen,
         result.read.prompt_hash,
         result.prediction.value if result.prediction else None,
+        tuple(result.read.cited),
         _decision(result),
     )
 
@@ -110,7 +126,7 @@ def _decision(result) -> tuple:
 
 def test_decisions_before_t_are_the_same_with_or_without_later_data(world) -> None:
     _, full, cut = world
-    whole, early = _run(full), _run(cut)
+    whole, early = _run(full, future=True), _run(cut, future=False)
     assert len(early.results) == len(whole.results) > 20
     assert [_view(r) for r in early.results] == [_view(r) for r in whole.results]
     # the check has teeth: memory was read, filings and news were in pools, the decision
@@ -119,6 +135,14 @@ def test_decisions_before_t_are_the_same_with_or_without_later_data(world) -> No
     assert whole.head_items > 0 and min(whole.results[-1].scored.heads[h].n for h in (1, 3, 5)) > 0
     families = {c.family for r in whole.results for c in r.retrieved.pool.candidates}
     assert families == {FKG.News, FKG.SecFiling}
+    # decisions cited evidence through a citation head fitted on the reads before FIRST
+    assert sum(bool(r.read.cited) for r in whole.results) > 5
+    heads = full.select(
+        "PREFIX fkg: <https://w3id.org/finkg/ns#> "
+        'SELECT ?n WHERE { ?h fkg:task "impact-cite@cited" ; fkg:sampleSize ?n }',
+        default_graphs="union",
+    )
+    assert [int(r["n"].value) for r in heads] == [5]
     assert all(
         c.available_at < r.anchor.decision_time
         for r in whole.results

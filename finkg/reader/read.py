@@ -203,9 +203,10 @@ def score_many(
 ) -> list[OptionScores]:
     """`score_options` for several prompts read together: a backend with `score_many`
     (the local reader) scores them in one batch after their shared opening, any other one
-    prompt by prompt, up to its `concurrency` at once. Cached as one entry (the scores of a batch depend on its members'
-    shared opening), so a hit is exactly what the read gave; the read's seconds are split
-    evenly over the results, its prompt tokens (the first prompt's) go to the first."""
+    prompt by prompt, up to its `concurrency` at once. Cached as one entry (the scores of a
+    batch depend on its members' shared opening), so a hit is exactly what the read gave;
+    the read's seconds are split evenly over the results, its prompt tokens (the first
+    prompt's) go to the first."""
     digests = [messages_hash(m, {"options": list(o)}) for m, o in requests]
     key = hashlib.sha256("/".join(digests).encode()).hexdigest() + "/many"
     if scoring := getattr(llm, "scoring", ""):

@@ -34,6 +34,11 @@ def head_task(horizon: int, variant: str) -> str:
     return f"impact-{horizon}@{variant}"
 
 
+def cite_task(variant: str) -> str:
+    """The `fkg:task` of a variant's citation head (`impact-cite@cited`)."""
+    return f"impact-cite@{variant}"
+
+
 class LabelBook:
     """Residual labels by (ticker, prediction day, horizon), each computed once."""
 

@@ -5,8 +5,9 @@ from the store (`impact_scored_signals.rq`): each with the raw option log-probab
 the features its run recorded, the value it decided, the anchor's headline and decision
 time, and, where the prices give one, its residual label and the instant it matured.
 `validation_history` turns a validation period's items into the `Matured` items a head
-starts from (`prequential.run_together(history=...)`): the job and the benchmarks fit heads
-on what the store holds, never on a side file.
+starts from (`prequential.run_together(history=...)`), and `citation_reads` into the
+citation scores the citation head is fitted on (`citations=...`): the job and the
+benchmarks fit heads on what the store holds, never on a side file.
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ class ScoredItem:
     logprobs: dict[str, float]  # the options' raw log-probabilities
     features: tuple[float, ...]
     label: ResidualLabel | None
+    citation: dict[str, float] | None = None  # the citation question's raw scores
 
     def matured(self) -> Matured:
         """The item as a head learns from it (only for a labelled item)."""
@@ -107,6 +109,7 @@ def scored_items(
                 logprobs={k: float(v) for k, v in logprobs.items()},
                 features=_features(parameters),
                 label=book.label(ticker, day, horizon),  # type: ignore[arg-type]
+                citation=parameters.get("citation"),
             )
         )
     return out
@@ -119,6 +122,15 @@ def validation_history(items: list[ScoredItem]) -> dict[int, list[Matured]]:
         if item.label is not None:
             out.setdefault(item.horizon, []).append(item.matured())
     return out
+
+
+def citation_reads(items: list[ScoredItem]) -> list[tuple[dt.datetime, dict[str, float]]]:
+    """Each stored decision's citation scores (one per prediction), with its decision time."""
+    seen: dict[str, tuple[dt.datetime, dict[str, float]]] = {}
+    for item in items:
+        if item.citation and item.prediction not in seen:
+            seen[item.prediction] = (item.decision, dict(item.citation))
+    return sorted(seen.values(), key=lambda r: r[0])
 
 
 def head_history(

@@ -34,7 +34,7 @@ from finkg.tasks.heads import Matured
 from finkg.tasks.impact.anchors import Anchor, anchors
 from finkg.tasks.impact.evaluate import evaluate, held_sessions
 from finkg.tasks.impact.feedback import FeedbackReport, feedback
-from finkg.tasks.impact.history import head_history
+from finkg.tasks.impact.history import citation_reads, scored_items, validation_history
 from finkg.tasks.impact.labels import load_prices, residual_labels
 from finkg.tasks.impact.predict import ImpactConfig
 from finkg.tasks.impact.prequential import RunSummary, run_together
@@ -114,10 +114,11 @@ def run_variants(
     progress: Callable[[str, int, int], None] | None = None,
     history: Mapping[int, Sequence[Matured]] | None = None,
     since: dt.date | None = None,
+    citations: Sequence[tuple[dt.datetime, Mapping[str, float]]] = (),
 ) -> dict[str, RunSummary]:
     """Every variant over the anchors of [start, end), in one time-ordered pass
     (`prequential.run_together`); a scored reply's heads start from `history` and learn
-    from decisions stored from `since` on."""
+    from decisions stored from `since` on; its citation head is fitted on `citations`."""
     found = anchors(store, start=start, end=end, calendar=calendar)
     prices = load_prices(store, found, proxy=config.proxy, calendar=calendar)
     stage = f"anchors x {len(variants)} variants"
@@ -138,6 +139,7 @@ def run_variants(
         progress=None if progress is None else lambda i, n: progress(stage, i, n),
         history=history,
         since=since,
+        citations=citations,
     )
 
 
@@ -192,8 +194,9 @@ def run_job(
     )
     llm = llm or open_reader(settings)
     cache = OutputCache(settings.cache_dir / "replies.sqlite")
-    history = head_history(
+    stored = scored_items(
         store,
+        None,
         first_day=validation_span.first_day,
         last_day=validation_span.last_day,
         proxy=config.proxy,
@@ -212,8 +215,9 @@ def run_job(
         config=config,
         cache=cache,
         progress=progress,
-        history=history,
+        history=validation_history(stored),
         since=validation_span.end.date(),
+        citations=citation_reads(stored),
     )
     return validated, runs
 

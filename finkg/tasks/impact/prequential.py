@@ -27,13 +27,15 @@ from finkg.reader.transport import RequestFailed
 from finkg.reader.usage import Usage
 from finkg.retrieval.memory import MemoryTimeline, SourceMemory
 from finkg.retrieval.pools import TextSource, VectorSource
+from finkg.tasks.head_records import Head, write_head
 from finkg.tasks.heads import Matured
 from finkg.tasks.impact.anchors import Anchor
 from finkg.tasks.impact.feedback import FeedbackReport, feedback, signals
-from finkg.tasks.impact.head_feed import HeadFeed, LabelBook
+from finkg.tasks.impact.head_feed import HeadFeed, LabelBook, cite_task
 from finkg.tasks.impact.history import scored_items
 from finkg.tasks.impact.labels import load_prices
 from finkg.tasks.impact.predict import SCORED, ImpactConfig, ImpactResult, anchor_inputs
+from finkg.tasks.impact.scoring import fit_citation
 from finkg.tasks.impact.steps import Prepared, Read, finish, prepare, read_prepared, record_failure
 
 FEEDBACK_LOOKBACK_SESSIONS = 10  # signals older than this have all matured and been fed back
@@ -69,6 +71,7 @@ def run_prequential(
     keep_results: bool = True,
     history: Mapping[int, Sequence[Matured]] | None = None,
     since: dt.date | None = None,
+    citations: Sequence[tuple[dt.datetime, Mapping[str, float]]] = (),
 ) -> RunSummary:
     """Predict every anchor in decision-time order, feeding back matured labels as time passes."""
     name = memory.name if memory is not None else "static"
@@ -89,6 +92,7 @@ def run_prequential(
         keep_results=keep_results,
         history=history,
         since=since,
+        citations=citations,
     )[name]
 
 
@@ -125,6 +129,7 @@ def run_together(
     keep_results: bool = True,
     history: Mapping[int, Sequence[Matured]] | None = None,
     since: dt.date | None = None,
+    citations: Sequence[tuple[dt.datetime, Mapping[str, float]]] = (),
 ) -> dict[str, RunSummary]:
     """Several variants over the same anchors, in one pass: anchor by anchor, each variant
     fed back and then asked in turn. Each keeps its own memory, so each sees only its own
@@ -137,7 +142,10 @@ def run_together(
     `history.validation_history`) and fed the variant's decisions as their labels mature
     (`head_feed`). With `since`, each variant's heads also learn from its own scored
     decisions an earlier run stored with prediction days from `since` up to this run's first
-    (a run resumed in parts decides as one run would).
+    (a run resumed in parts decides as one run would). The evidence a scored decision cites
+    is chosen through a citation head fitted on `citations` (earlier reads' citation scores,
+    `history.citation_reads`) made before the run's first decision, kept for the whole run
+    (`scoring.fit_citation`; none given: the raw argmax).
 
     The anchors of one decision session (`decision_sessions`: no close between them, so no
     feedback can separate them) are prepared in time order, read together on the reader's
@@ -200,6 +208,14 @@ def run_together(
                 last_day=ordered[-1].prediction_day,
             ):
                 state.made[s.prediction] = s.prediction_day
+    cites: dict[str, Head] = {}
+    if scored and citations and ordered:
+        cite_state = fit_citation(citations, as_of=ordered[0].decision_time)
+        if cite_state.n:
+            cites = {
+                name: Head(write_head(store, cite_task(name), cite_state), cite_state)
+                for name in variants
+            }
     last_feedback: dt.datetime | None = None
     finished = 0
     for session in decision_sessions(ordered, calendar):
@@ -254,6 +270,7 @@ def run_together(
                     timeline=state.timeline,
                     inputs=inputs,
                     heads=feed.at(anchor.decision_time) if feed is not None else None,
+                    cite=cites.get(name),
                 )
                 prepared.append((name, p))
         answers = _read_session(llm, [p for _, p in prepared], cache=cache)

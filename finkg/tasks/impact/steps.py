@@ -73,6 +73,7 @@ class Prepared:
     ids: dict[str, NamedNode]
     heads: Mapping[int, Head]
     started: dt.datetime
+    cite: Head | None = None  # the citation head (`scoring.fit_citation`); None: raw argmax
 
     @property
     def variant(self) -> str:
@@ -111,15 +112,19 @@ def prepare(
     timeline: MemoryTimeline | None = None,
     inputs: AnchorInputs | None = None,
     heads: Mapping[int, Head] | None = None,
+    cite: Head | None = None,
 ) -> Prepared:
     """The retrieval and the prompt's values of one anchor (no read, no write)."""
     started = dt.datetime.now(dt.UTC)
     heads = heads or {}
-    for h, head in heads.items():
+    named = {f"head {h}D": head for h, head in heads.items()}
+    if cite is not None:
+        named["citation head"] = cite
+    for name, head in named.items():
         if head.state.as_of > anchor.decision_time:
             raise InputError(
                 "a decision head fitted after the decision would see its future",
-                field=f"head {h}D",
+                field=name,
                 value=head.state.as_of.isoformat(),
             )
     if inputs is None:
@@ -129,7 +134,7 @@ def prepare(
     )
     card = shown_card(inputs, config)
     values, ids = prompt_values(store, anchor, retrieved.context, config.snippet_chars, card)
-    return Prepared(anchor, memory, config, inputs, retrieved, values, ids, heads, started)
+    return Prepared(anchor, memory, config, inputs, retrieved, values, ids, heads, started, cite)
 
 
 def read_prepared(llm: LLM, p: Prepared, *, cache: OutputCache | None = None) -> Read:
@@ -156,7 +161,7 @@ def _ask(llm: LLM, p: Prepared, cache: OutputCache | None) -> tuple[ReadResult, 
             heads={h: head.state for h, head in p.heads.items()},
             cache=cache,
         )
-        cited = cited_ids(scored)
+        cited = cited_ids(scored, p.cite.state if p.cite is not None else None)
         result = ReadResult(
             as_prediction(scored, cited, p.anchor.event_label),
             True,
@@ -209,6 +214,7 @@ def finish(store: BaseStore, llm: LLM, p: Prepared, answered: Read) -> ImpactRes
             "logprobs": {f"{h}D": s.logprobs for h, s in scored.scores.items()},
             "citation": scored.citation.logprobs if scored.citation else None,
             "heads": {f"{h}D": heads[h].state.sha256 for h in heads},
+            "cite_head": p.cite.state.sha256 if p.cite is not None else None,
         }
     record = RunRecord(
         task="impact",
@@ -250,6 +256,8 @@ def finish(store: BaseStore, llm: LLM, p: Prepared, answered: Read) -> ImpactRes
         quads += memory_node_quads(memory, store.graphs.memory)
     if scored is not None:
         quads += [Quad(run, PROV.used, head.iri, graph) for head in heads.values()]
+        if p.cite is not None:
+            quads.append(Quad(run, PROV.used, p.cite.iri, graph))
     write_output(store, record, quads, output=output, run=run, note=f"impact {variant}")
     return ImpactResult(anchor, p.retrieved, result, output, p.ids, scored)
 
