@@ -538,6 +538,10 @@ def report_lines(pages: dict) -> list[str]:
                 f"{t['chunk R@5'][0]:.3f} | {t['chunk MRR'][0]:.3f} |"
             )
         lines.append("")
+    ran = {r["row"] for r in pages["rows"]}
+    missing = [r.name.split()[0] for r in ROWS if r.name not in ran]
+    if missing:
+        lines += [f"Rows not run yet: {', '.join(missing)} (`--rows` runs them).", ""]
     if "choice" in pages:
         c = pages["choice"]
         lines += [
