@@ -89,13 +89,18 @@ def _run(location: Path, home: Path, *, kill: Kill | None = None) -> tuple[int, 
     return child.returncode, writes
 
 
-WALL_CLOCK = ("http://www.w3.org/ns/prov#startedAtTime", "http://www.w3.org/ns/prov#endedAtTime")
+WALL_CLOCK = (
+    "http://www.w3.org/ns/prov#startedAtTime",
+    "http://www.w3.org/ns/prov#endedAtTime",
+    "https://w3id.org/finkg/ns#readerSeconds",  # a run's reader time, measured by the clock
+)
 Subjects = dict[str, frozenset[tuple[str, str]]]
 
 
 def _subjects(location: Path, settings: Settings) -> dict[str, Subjects]:
     """The job's graphs (outputs, memory) as subject -> its (predicate, object) pairs,
-    leaving out the wall-clock times of runs, which no two runs share."""
+    leaving out the wall-clock times of runs and their reader seconds, which no two runs
+    share."""
     with open_store(location, settings=settings, read_only=True) as s:
         out: dict[str, Subjects] = {}
         for name in ("outputs", "memory"):
