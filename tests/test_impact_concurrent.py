@@ -23,11 +23,13 @@ from finkg.ontology.terms import FKG, PROV
 from finkg.reader.llm import ScriptedLLM
 from finkg.reader.openai_http import OpenAICompatible
 from finkg.reader.rules import respond
+from finkg.reader.rules import score as rule_score
 from finkg.reader.stub import StubServer
 from finkg.reader.transport import RequestFailed
 from finkg.tasks.impact.job import Span, run_job
 from finkg.tasks.impact.predict import ImpactConfig
 from finkg.tasks.impact.prequential import decision_sessions
+from finkg.tasks.impact.scoring import CLASSES
 from tests.test_impact_scored import PROXY, SPEC, TEST, VALIDATION, _at, biased_scores
 from tests.test_remote_reader import TEMPLATE
 from tests.worlds import build, load
@@ -39,12 +41,20 @@ SHORT = Span(_at(185), _at(200))  # 15 sessions: labels mature and feed back dur
 CLOCK = {PROV.startedAtTime, PROV.endedAtTime, PROV.generatedAtTime, FKG.readerSeconds}
 
 
+def citing_scores(messages, options):  # type: ignore[no-untyped-def]
+    """The biased direction scores, and the rule analyst's own citation (the id it follows
+    rated highest), so that the memory learns during a run without a citation head."""
+    if set(options) == set(CLASSES):
+        return biased_scores(messages, options)
+    return rule_score(messages, options)
+
+
 class ThreadedFake(ScriptedLLM):
     """The biased rule analyst, answering each read after a random pause from whichever
     thread asks, so reads finish out of order; it counts how many it served at once."""
 
     def __init__(self, concurrency: int) -> None:
-        super().__init__(respond=respond, scores=biased_scores, model_id="threaded-fake")
+        super().__init__(respond=respond, scores=citing_scores, model_id="threaded-fake")
         self.concurrency = concurrency
         self._lock = threading.Lock()
         self._random = random.Random(0)
