@@ -180,7 +180,7 @@ def test_heads_start_from_the_stored_validation_decisions(world) -> None:
             last_day=VALIDATION.last_day,
             proxy=PROXY,
             calendar=CAL,
-        )
+        ).history
         items = scored_items(
             store, None, first_day=TEST.first_day, last_day=TEST.last_day, proxy=PROXY, calendar=CAL
         )

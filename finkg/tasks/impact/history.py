@@ -133,6 +133,15 @@ def citation_reads(items: list[ScoredItem]) -> list[tuple[dt.datetime, dict[str,
     return sorted(seen.values(), key=lambda r: r[0])
 
 
+@dataclass(frozen=True)
+class Start:
+    """What a scored run starts from: each horizon's matured items for its decision heads,
+    and the citation scores its citation head is fitted on."""
+
+    history: dict[int, list[Matured]]
+    citations: list[tuple[dt.datetime, dict[str, float]]]
+
+
 def head_history(
     store: BaseStore,
     *,
@@ -140,12 +149,12 @@ def head_history(
     last_day: dt.date,
     proxy: str,
     calendar: MarketCalendar,
-) -> dict[int, list[Matured]]:
-    """What a scored run's decision heads start from: the labelled scored decisions the
-    store holds for the validation period, made without memory (`static`; a run of
-    `--variants static` over the validation period writes them). None stored: the heads
-    start empty and learn from the test period's matured labels alone."""
+) -> Start:
+    """What a scored run's heads start from: the scored decisions the store holds for the
+    validation period, made without memory (`static`; a run of `--variants static` over the
+    validation period writes them), read once. None stored: the decision heads start empty
+    and learn from the test period's matured labels alone, and no citation head is fitted."""
     items = scored_items(
         store, None, first_day=first_day, last_day=last_day, proxy=proxy, calendar=calendar
     )
-    return validation_history(items)
+    return Start(validation_history(items), citation_reads(items))

@@ -34,7 +34,7 @@ from finkg.tasks.heads import Matured
 from finkg.tasks.impact.anchors import Anchor, anchors
 from finkg.tasks.impact.evaluate import evaluate, held_sessions
 from finkg.tasks.impact.feedback import FeedbackReport, feedback
-from finkg.tasks.impact.history import citation_reads, scored_items, validation_history
+from finkg.tasks.impact.history import head_history
 from finkg.tasks.impact.labels import load_prices, residual_labels
 from finkg.tasks.impact.predict import ImpactConfig
 from finkg.tasks.impact.prequential import RunSummary, run_together
@@ -194,9 +194,8 @@ def run_job(
     )
     llm = llm or open_reader(settings)
     cache = OutputCache(settings.cache_dir / "replies.sqlite")
-    stored = scored_items(
+    start = head_history(
         store,
-        None,
         first_day=validation_span.first_day,
         last_day=validation_span.last_day,
         proxy=config.proxy,
@@ -215,9 +214,9 @@ def run_job(
         config=config,
         cache=cache,
         progress=progress,
-        history=validation_history(stored),
+        history=start.history,
         since=validation_span.end.date(),
-        citations=citation_reads(stored),
+        citations=start.citations,
     )
     return validated, runs
 
