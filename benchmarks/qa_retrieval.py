@@ -50,7 +50,7 @@ import qa_pages
 
 from finkg import queries
 from finkg.config import Settings
-from finkg.evaluation.stats import bootstrap
+from finkg.evaluation.stats import bootstrap, paired
 from finkg.kg import lifecycle
 from finkg.kg.ingest import IngestOptions, ingest, loader
 from finkg.kg.ingest.documents import _check, upload
@@ -372,14 +372,32 @@ def llm_rerank(retriever, items: list[Item], row: Row, choice, reader, top: int)
     }
 
 
-def evaluate(retriever, items, row, choice, n_boot: int = 1000) -> dict:
+def evaluate(retriever, items, row, choice) -> list[dict[str, float]]:
+    """Each question's measures under `row` (in the order of `items`)."""
     k1, b, w = choice
     w = w if row.tuned_weights else None
     if not row.tuned_bm25:
         from finkg.retrieval.bm25 import K1, B
 
         k1, b = K1, B
-    return table([measures(i, order(retriever, i, row, k1, b, w)) for i in items], n_boot)
+    return [measures(i, order(retriever, i, row, k1, b, w)) for i in items]
+
+
+STEPPED = ("page Hit@5", "page MRR")
+
+
+def step(now: dict[str, dict], before: dict[str, dict], n_boot: int) -> dict:
+    """What a row adds to the row above on the questions both rank (measures by question
+    id): the difference of each `STEPPED` measure with its paired 95 % bootstrap interval."""
+    both = [q for q in now if q in before]
+    if not both:
+        return {}
+    out: dict = {"n": len(both)}
+    for key in STEPPED:
+        a, b = [now[q][key] for q in both], [before[q][key] for q in both]
+        d = paired(lambda p, _: float(np.mean(p)), a, b, [0.0] * len(a), n=n_boot)
+        out[key] = [round(d.value, 4), round(d.low, 4), round(d.high, 4)]
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -418,6 +436,7 @@ def main(argv: list[str] | None = None) -> int:
         "rows": [],
     }
     choice = None
+    above: dict[str, dict] = {}  # the row above's measures by question id, by split
     for name in dict.fromkeys(r.variant for r in rows):
         store, retriever, cache = open_variant(
             VARIANTS[name], args.work, args.pdfs, settings, embedder
@@ -444,9 +463,12 @@ def main(argv: list[str] | None = None) -> int:
                 log(f"  chosen on split A: {out['choice']}")
             result = {"row": row.name, "variant": name}
             for split, items in sets.items():
-                result[split] = evaluate(
-                    retriever, items, row, choice or (0, 0, None), args.bootstrap
-                )
+                each = evaluate(retriever, items, row, choice or (0, 0, None))
+                result[split] = table(each, args.bootstrap)
+                by_id = {i.question.id: m for i, m in zip(items, each, strict=True)}
+                if split in above:
+                    result[split]["step"] = step(by_id, above[split], args.bootstrap)
+                above[split] = by_id
             out["rows"].append(result)
             log(
                 f"{row.name}: "
@@ -524,8 +546,8 @@ def report_lines(pages: dict) -> list[str]:
             f"### Split {split}" + (" (used for the choices)" if split == "A" else ""),
             "",
             "| lever | n | page Hit@1 | page Hit@5 | page Hit@10 | page R@5 | page MRR "
-            "| chunk R@5 | chunk MRR |",
-            "|---|---|---|---|---|---|---|---|---|",
+            "| chunk R@5 | chunk MRR | Hit@5 minus the row above | MRR minus the row above |",
+            "|---|---|---|---|---|---|---|---|---|---|---|",
         ]
         for r in pages["rows"]:
             t = r.get(split)
@@ -533,11 +555,19 @@ def report_lines(pages: dict) -> list[str]:
                 continue
             shown = [_ci(t[k]) for k in ("page Hit@1", "page Hit@5", "page Hit@10")]
             shown += [_ci(t["page R@5"]), _ci(t["page MRR"])]
+            stepped = t.get("step") or {}
+            shown_step = [_signed(stepped[k]) if k in stepped else "" for k in STEPPED]
             lines.append(
                 f"| {r['row']} | {t['n']} | {' | '.join(shown)} | "
-                f"{t['chunk R@5'][0]:.3f} | {t['chunk MRR'][0]:.3f} |"
+                f"{t['chunk R@5'][0]:.3f} | {t['chunk MRR'][0]:.3f} | {' | '.join(shown_step)} |"
             )
-        lines.append("")
+        lines += [
+            "",
+            "The last two columns: the row minus the row above on the same questions, with a "
+            "paired 95 % bootstrap interval (empty where the row above was not in the same "
+            "run); an interval containing zero is no difference.",
+            "",
+        ]
     ran = {r["row"] for r in pages["rows"]}
     missing = [r.name.split()[0] for r in ROWS if r.name not in ran]
     if missing:
@@ -571,6 +601,10 @@ def report_lines(pages: dict) -> list[str]:
 
 def _ci(v: list[float]) -> str:
     return f"{v[0]:.3f} [{v[1]:.2f}, {v[2]:.2f}]"
+
+
+def _signed(v: list[float]) -> str:
+    return f"{v[0]:+.3f} [{v[1]:+.3f}, {v[2]:+.3f}]"
 
 
 if __name__ == "__main__":
