@@ -478,8 +478,9 @@ def report(results: dict) -> str:
             "Correctness rule (`finkg.evaluation.answers`): a number in the reference must be "
             "matched by a number in the answer after rounding to the reference's decimals (scales "
             "read); yes/no references need the same first word; otherwise the reference's words "
-            "in order inside the answer, or token F1 >= 0.5. Samples are deterministic (evenly "
-            "spread over the question list).",
+            "in order inside the answer, or token F1 >= 0.5. FinanceBench's sample is "
+            "deterministic (evenly spread over the questions whose PDF is in the store); "
+            "TAT-QA's is drawn with a seed from the whole dev set.",
             "",
         ]
         for name, a in (("FinanceBench", fb), ("TAT-QA", tq)):
@@ -620,9 +621,10 @@ def main(argv: list[str] | None = None) -> int:
             "reader": args.reader,
         }
         save()
-    # answers: a deterministic sample evenly spread over the question list
-    n = min(args.answers, len(scored))
-    sample = [scored[i * len(scored) // n] for i in range(n)] if n else []
+    # answers: a deterministic sample evenly spread over the questions whose PDF is in the
+    # store (an answer is scored against the reference, so it needs no located evidence page)
+    n = min(args.answers, len(present))
+    sample = [present[i * len(present) // n] for i in range(n)] if n else []
     qa.reranker = cross
     if args.answers:
         scope = lambda q: {"documents": [docs[q.doc_name]]}  # noqa: E731
