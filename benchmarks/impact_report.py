@@ -96,8 +96,9 @@ def _throughput(facts: Mapping, runs: Mapping[str, RunSummary], comparison) -> l
             else "| the same, the reader's own time only | no read made in this pass |"
         ),
         f"| test pass: {facts['sample']:,} anchors x {len(runs)} variants | "
-        f"{facts['run_minutes']:.1f} min; {test_real:,} anchor reads really made (identical "
-        f"prompts of another variant answered by the cache, not counted): **{test_rate:,.0f} "
+        f"{facts['run_minutes']:.1f} min; {test_real:,} anchor reads really made (prompts the "
+        "reply cache answered, another variant's identical prompt or an earlier run's, not "
+        f"counted): **{test_rate:,.0f} "
         "anchors/h of real reads** end to end (retrieval and writes of every variant included) |",
         f"| prompt tokens kept from the previous read (aligned blocks; across the variants of "
         f"one anchor) | {facts['reuse'][0]:,} of {facts['reuse'][1]:,} "
