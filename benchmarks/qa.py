@@ -119,7 +119,7 @@ def prepare(store: BaseStore, work: Path, pdf_dir: Path = qa_data.PDFS) -> dict[
     have = int(rows[0]["n"].value) if rows else 0  # type: ignore[index, union-attr]
     if have:
         log(f"store holds {have} chunks: ingest skipped")
-        return {"chunks": have, "ingest_seconds": None}
+        return {"chunks": have, "ingest_seconds": None, "chunking": chunk_settings(store)}
     init_store(store)
     companies, pdfs = qa_data.stage_financebench(work / "financebench", pdf_dir)
     ingest(store, "companies", loader("companies"), [companies], IngestOptions(graphs=store.graphs))
@@ -129,7 +129,21 @@ def prepare(store: BaseStore, work: Path, pdf_dir: Path = qa_data.PDFS) -> dict[
     )
     seconds = time.perf_counter() - started
     log(f"ingested {report.ready} documents, {report.chunks} chunks in {seconds:.0f} s")
-    return {"chunks": report.chunks, "ingest_seconds": seconds, "rejects": len(report.rejects)}
+    return {
+        "chunks": report.chunks,
+        "ingest_seconds": seconds,
+        "rejects": len(report.rejects),
+        "chunking": chunk_settings(store),
+    }
+
+
+def chunk_settings(store: BaseStore) -> list[list[int]]:
+    """The chunk sizes and overlaps (tokens) the store's chunks were cut with."""
+    rows = store.select(
+        f"SELECT DISTINCT ?size ?overlap WHERE {{ GRAPH ?g {{ ?c a <{FKG}DocumentChunk> ; "
+        f"<{FKG}chunkSize> ?size ; <{FKG}chunkOverlap> ?overlap }} }}"
+    )
+    return sorted([int(r["size"].value), int(r["overlap"].value)] for r in rows)  # type: ignore[index, union-attr]
 
 
 def documents_by_name(store: BaseStore) -> dict[str, NamedNode]:
@@ -400,14 +414,23 @@ def _chunks(store: BaseStore) -> list[tuple[str, str]]:
 # -- report ---------------------------------------------------------------------------------
 
 
+def corpus_text(prep: dict) -> str:
+    """The store the answers came from and its chunking, as `prepare` found them."""
+    settings = prep.get("chunking", ())
+    sizes = " and ".join(f"at most {s} tokens, {o} overlapping" for s, o in settings)
+    where = f"the store `{prep['store']}`, " if prep.get("store") else ""
+    return f"{where}{prep.get('chunks')} chunks of the FinanceBench PDFs" + (
+        f" ({sizes})" if sizes else ""
+    )
+
+
 def report(results: dict) -> str:
     """The Markdown report from the merged results (each part from the run that made it)."""
     prep = results.get("corpus", {})
     lines = [
         "# QA over filings (papers 002 + 003): FinanceBench and TAT-QA",
         "",
-        f"Corpus: the 74 FinanceBench PDFs through `finkg ingest documents` "
-        f"({prep.get('chunks')} chunks of at most 768 tokens, 128 overlap). Each part below "
+        f"Corpus: {corpus_text(prep)}. Each part below "
         "names the run that made it (2 CPU cores). Paper 003's "
         "figures are on its own AI-FinanceQA test set with hosted embeddings, SPLADE and "
         "ColBERT, not on FinanceBench: they set the layout and a scale, not a like-for-like "
@@ -604,7 +627,7 @@ def main(argv: list[str] | None = None) -> int:
         f"{dt.datetime.now(dt.UTC).isoformat(timespec='minutes')}, reader {args.reader}, "
         f"reranker {cross_id}"
     )
-    results["corpus"] = prep
+    results["corpus"] = prep | {"store": str(args.store)}
 
     def save() -> None:  # after every part: a later part's failure keeps the earlier ones
         results_path.parent.mkdir(parents=True, exist_ok=True)
