@@ -3,12 +3,13 @@
 For each packaged model, the same validation anchors of the real event data (static
 retrieval: the pool, the top-5 context and the market card exactly as `finkg impact` builds
 them) are decided by scoring (`tasks/impact/scoring.py`: three horizons of whole options and
-a short citation reply). Skill is measured after calibration, as the job decides: the
-class-prior head, fitted prequentially (the first half of the anchors to start, then each
-label as it matures), on the second half's anchors; macro-F1 (mean over 1D/3D/5D) with its
-bootstrap 95 % interval, the permutation excess (what the order of the decisions adds over
-their class mix), and the raw argmax beside it. The citation reply must be schema-valid on
-every anchor (a requirement, not the criterion); speed is the reader's seconds an anchor.
+the citation as a fourth question over the listed ids and "none"). Skill is measured after
+calibration, as the job decides: the class-prior head, fitted prequentially (the first half
+of the anchors to start, then each label as it matures), on the second half's anchors;
+macro-F1 (mean over 1D/3D/5D) with its bootstrap 95 % interval, the permutation excess
+(what the order of the decisions adds over their class mix), and the raw argmax beside it.
+Every option must get a finite score on every anchor (a requirement, not the criterion);
+speed is the reader's seconds an anchor.
 
 The default is the valid model with the best calibrated macro-F1, unless a faster valid
 model shows no difference from it (its paired interval of macro-F1 contains zero): then the
@@ -22,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 import time
 from pathlib import Path
@@ -80,6 +82,13 @@ def _item(a, s, labels, h: int) -> Item:  # type: ignore[no-untyped-def]
     )
 
 
+def _finite(s) -> bool:  # type: ignore[no-untyped-def]
+    """Every option of every question (the horizons and the citation) scored with a finite
+    log-probability: what a decision by scoring needs, as a generated reply needed valid JSON."""
+    questions = [*s.scores.values(), s.citation]
+    return all(math.isfinite(v) for q in questions for v in q.logprobs.values())
+
+
 def bench(name: str, rows, settings: Settings, *, n: int, seed: int) -> dict:  # type: ignore[no-untyped-def]
     llm = _local(name, settings.cache_dir, settings.threads, 4096)
     decided = []
@@ -89,7 +98,7 @@ def bench(name: str, rows, settings: Settings, *, n: int, seed: int) -> dict:  #
         started = time.perf_counter()
         s = score_anchor(llm, values, ids=ids, horizons=HORIZONS, features=features, heads={})
         seconds.append(time.perf_counter() - started)
-        valid += s.citation.json_valid
+        valid += _finite(s)
         decided.append((a, s, labels))
     half = len(decided) // 2
     chosen: dict[str, list[list[str]]] = {}
@@ -113,7 +122,7 @@ def bench(name: str, rows, settings: Settings, *, n: int, seed: int) -> dict:  #
         "name": name,
         "anchors": len(decided),
         "scored": len(y),
-        "json_valid": valid / len(decided),
+        "valid": valid / len(decided),
         "seconds": float(np.mean(seconds)),
         "prior": bootstrap(metric, prior, y, n=n, seed=seed),
         "raw": bootstrap(metric, raw, y, n=n, seed=seed),
@@ -128,9 +137,9 @@ def bench(name: str, rows, settings: Settings, *, n: int, seed: int) -> dict:  #
 
 def choose(results: list[dict], *, n: int, seed: int) -> tuple[dict | None, list[str]]:
     """The module docstring's rule, and the comparisons it rests on."""
-    valid = [r for r in results if r["json_valid"] == 1.0]
+    valid = [r for r in results if r["valid"] == 1.0]
     if not valid:
-        return None, ["No model gave a schema-valid citation reply on every anchor."]
+        return None, ["No model scored every option finitely on every anchor."]
     best = max(valid, key=lambda r: r["prior"].value)
     notes = []
     faster = []
@@ -194,16 +203,17 @@ def main(argv: list[str] | None = None) -> int:
         "",
         f"{len(rows)} labelled anchors of the validation period {span.first_day} to "
         f"{span.last_day} (a stratified sample of {len(sample)} from `{args.data}`), static "
-        "retrieval, each decided by scoring (three horizons of whole options, a citation "
-        "reply). Skill: the class-prior head fitted on the first "
+        "retrieval, each decided by scoring (three horizons of whole options, the citation "
+        "over the listed ids and none). Skill: the class-prior head fitted on the first "
         f"{len(rows) - results[0]['scored']} anchors and prequentially after, scored on the "
         f"last {results[0]['scored']}; macro-F1 "
         "is the mean over 1D/3D/5D with a 95 % bootstrap interval over anchors; the "
-        "permutation excess is macro-F1 minus its mean over 1,000 shuffles of the decisions "
+        f"permutation excess is macro-F1 minus its mean over {args.bootstrap:,} shuffles of the "
+        "decisions "
         f"(p: how often a shuffle did as well). {args.threads} threads on 2 cores.",
         "",
         "| model | calibrated macro-F1 | permutation excess (p) | raw argmax macro-F1 | raw "
-        "up/neutral/down % | calibrated up/neutral/down % | citation reply valid | s/anchor |",
+        "up/neutral/down % | calibrated up/neutral/down % | every option scored | s/anchor |",
         "|---|---|---|---|---|---|---|---|",
     ]
     for r in results:
@@ -211,13 +221,13 @@ def main(argv: list[str] | None = None) -> int:
         raw_mix = "/".join(f"{100 * r['raw_mix'][c]:.0f}" for c in CLASSES)
         lines.append(
             f"| `{r['model']}` | **{_ci(r['prior'])}** | {r['excess']:+.3f} (p = {r['p']:.3f}) "
-            f"| {_ci(r['raw'])} | {raw_mix} | {mix} | {r['json_valid']:.0%} | {r['seconds']:.2f} |"
+            f"| {_ci(r['raw'])} | {raw_mix} | {mix} | {r['valid']:.0%} | {r['seconds']:.2f} |"
         )
     lines += ["", *notes, ""]
     if pick is not None:
         lines.append(
             f"**Default: `{pick['name']}`** (calibrated macro-F1 {_ci(pick['prior'])}, "
-            f"{pick['seconds']:.2f} s an anchor). Rule: every citation reply valid, the best "
+            f"{pick['seconds']:.2f} s an anchor). Rule: every option scored, the best "
             "calibrated macro-F1, unless a faster valid model shows no difference from it."
         )
     else:
