@@ -55,7 +55,7 @@ from finkg.reader.schemas import ImpactCompact, ImpactPrediction
 from finkg.retrieval.indexes import open_indexes
 from finkg.retrieval.memory import MemoryParams
 from finkg.tasks.impact.anchors import Anchor, anchors
-from finkg.tasks.impact.history import citation_reads, scored_items, validation_history
+from finkg.tasks.impact.history import Start, scored_items
 from finkg.tasks.impact.job import Span, backtest_job, memory_of, validation
 from finkg.tasks.impact.predict import ImpactConfig, anchor_inputs, retrieve, shown_card
 from finkg.tasks.impact.prequential import run_together
@@ -345,6 +345,7 @@ def main(argv: list[str] | None = None) -> int:
         proxy=args.proxy,
         calendar=calendar,
     )
+    start = Start.of(val_items)  # what every variant's heads start from
     head, head_scores = choose_head(val_items) if args.head == "auto" else (args.head, {})
     print(f"decision head: {head} (validation macro-F1 {head_scores})", flush=True)
     config = dataclasses.replace(base, head=head)
@@ -378,9 +379,9 @@ def main(argv: list[str] | None = None) -> int:
         cache=cache,
         prices=prices,
         progress=progress("test"),
-        history=validation_history(val_items),
+        history=start.history,
         since=val.end.date(),
-        citations=citation_reads(val_items),
+        citations=start.citations,
     )
     run_minutes = (time.perf_counter() - started) / 60
 

@@ -139,11 +139,8 @@ def prepare(store: BaseStore, work: Path, pdf_dir: Path = qa_data.PDFS) -> dict[
 
 def chunk_settings(store: BaseStore) -> list[list[int]]:
     """The chunk sizes and overlaps (tokens) the store's chunks were cut with."""
-    rows = store.select(
-        f"SELECT DISTINCT ?size ?overlap WHERE {{ GRAPH ?g {{ ?c a <{FKG}DocumentChunk> ; "
-        f"<{FKG}chunkSize> ?size ; <{FKG}chunkOverlap> ?overlap }} }}"
-    )
-    return sorted([int(r["size"].value), int(r["overlap"].value)] for r in rows)  # type: ignore[index, union-attr]
+    rows = queries.run(store, queries.load(Path(__file__).with_name("chunk_settings.rq")))
+    return [[int(r["size"].value), int(r["overlap"].value)] for r in rows]  # type: ignore[union-attr, index]
 
 
 def documents_by_name(store: BaseStore) -> dict[str, NamedNode]:

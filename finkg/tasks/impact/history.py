@@ -141,6 +141,11 @@ class Start:
     history: dict[int, list[Matured]]
     citations: list[tuple[dt.datetime, dict[str, float]]]
 
+    @classmethod
+    def of(cls, items: list[ScoredItem]) -> Start:
+        """From scored validation decisions already read (`scored_items`)."""
+        return cls(validation_history(items), citation_reads(items))
+
 
 def head_history(
     store: BaseStore,
@@ -157,4 +162,4 @@ def head_history(
     items = scored_items(
         store, None, first_day=first_day, last_day=last_day, proxy=proxy, calendar=calendar
     )
-    return Start(validation_history(items), citation_reads(items))
+    return Start.of(items)
