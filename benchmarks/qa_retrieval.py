@@ -28,7 +28,8 @@ same choices. Rows, each adding one lever to the row above:
  7. + BM25 k1, b chosen on split A
  8. + fusion weights chosen on split A
  9. + LLM yes/no rerank (option scoring) of the top 10, on the first `--llm-rerank`
-    questions of split B, beside row 8 on the same questions
+    questions of split B, beside the row it reorders (`--rerank-row`; 5, `finkg ask`'s
+    default paths, k1 and b) on the same questions, with the paired step and its cost
 """
 
 from __future__ import annotations
@@ -338,16 +339,19 @@ def choose(retriever, items: list[Item], row: Row) -> tuple[float, float, dict[s
     return best_kb[0], best_kb[1], best_w
 
 
-def llm_rerank(retriever, items: list[Item], row: Row, choice, reader, top: int) -> dict:
+def llm_rerank(retriever, items: list[Item], row: Row, choice, reader, top: int, n_boot: int):
     """The LLM yes/no reranker (option scoring, `retrieval.rerank.LLMReranker`) over the
-    best `top` chunks of `row`, beside `row` on the same questions, with its cost."""
+    best `top` chunks of `row`, beside `row` on the same questions (the paired step of page
+    Hit@5 and MRR), with its cost: seconds and prompt tokens a question, every read made
+    (no cache)."""
     from finkg.retrieval.live import node_texts
     from finkg.retrieval.rerank import LLMReranker, rerank
 
     reranker = LLMReranker(reader)
+    k1, b, weights = params(row, choice)
     before, after, seconds, prompts = [], [], [], []
     for item in items:
-        ranked = order(retriever, item, row, *choice)
+        ranked = order(retriever, item, row, k1, b, weights)
         head = ranked[:top]
         texts = node_texts(retriever.store, [p.node for p in head])
         started = time.perf_counter()
@@ -362,24 +366,35 @@ def llm_rerank(retriever, items: list[Item], row: Row, choice, reader, top: int)
             f"  llm rerank {len(after)}/{len(items)}: {seconds[-1]:.0f} s, "
             f"MRR {before[-1]['page MRR']:.2f} -> {after[-1]['page MRR']:.2f}"
         )
+    ids = [i.question.id for i in items]
     return {
         "model": reranker.model_id,
+        "row": row.name,
         "top": top,
-        "before": table(before),
-        "after": table(after),
+        "before": table(before, n_boot),
+        "after": table(after, n_boot),
+        "step": step(
+            dict(zip(ids, after, strict=True)), dict(zip(ids, before, strict=True)), n_boot
+        ),
         "seconds_per_question": statistics.mean(seconds) if seconds else None,
         "prompt_tokens_per_question": statistics.mean(prompts) if prompts else None,
     }
 
 
+def params(row: Row, choice) -> tuple[float, float, dict[str, float] | None]:
+    """The k1, b and fusion weights `row` ranks with: split A's choices where the row takes
+    them, BM25's defaults and equal weights where it does not."""
+    from finkg.retrieval.bm25 import K1, B
+
+    k1, b, w = choice or (K1, B, None)
+    if not row.tuned_bm25:
+        k1, b = K1, B
+    return k1, b, (w if row.tuned_weights else None)
+
+
 def evaluate(retriever, items, row, choice) -> list[dict[str, float]]:
     """Each question's measures under `row` (in the order of `items`)."""
-    k1, b, w = choice
-    w = w if row.tuned_weights else None
-    if not row.tuned_bm25:
-        from finkg.retrieval.bm25 import K1, B
-
-        k1, b = K1, B
+    k1, b, w = params(row, choice)
     return [measures(i, order(retriever, i, row, k1, b, w)) for i in items]
 
 
@@ -413,6 +428,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rows", default=",".join(r.name.split()[0] for r in ROWS), help="rows to run")
     ap.add_argument("--llm-rerank", type=int, default=0, help="split-B questions the LLM reranks")
     ap.add_argument("--rerank-top", type=int, default=10)
+    ap.add_argument(
+        "--rerank-row", default="5", help="the row (by number) the LLM reranks (5: finkg ask's)"
+    )
     ap.add_argument("--reader", default="qwen2.5-coder-0.5b")
     ap.add_argument("--bootstrap", type=int, default=1000)
     ap.add_argument(
@@ -430,6 +448,9 @@ def main(argv: list[str] | None = None) -> int:
     held = qa_data.financebench_questions(args.holdout) if args.holdout else []
     wanted = set(args.rows.split(","))
     rows = [r for r in ROWS if r.name.split()[0] in wanted]
+    reranked = next((r for r in ROWS if r.name.split()[0] == args.rerank_row), None)
+    if args.llm_rerank and reranked not in rows:
+        ap.error(f"--rerank-row {args.rerank_row!r} is not among the rows run (--rows {args.rows})")
     out: dict = {
         "run": dt.datetime.now(dt.UTC).isoformat(timespec="minutes"),
         "options": {k: str(v) for k, v in vars(args).items()},
@@ -463,7 +484,7 @@ def main(argv: list[str] | None = None) -> int:
                 log(f"  chosen on split A: {out['choice']}")
             result = {"row": row.name, "variant": name}
             for split, items in sets.items():
-                each = evaluate(retriever, items, row, choice or (0, 0, None))
+                each = evaluate(retriever, items, row, choice)
                 result[split] = table(each, args.bootstrap)
                 by_id = {i.question.id: m for i, m in zip(items, each, strict=True)}
                 if split in above:
@@ -478,17 +499,18 @@ def main(argv: list[str] | None = None) -> int:
                     if result[s]
                 )
             )
-        if args.llm_rerank and name == rows[-1].variant and choice is not None:
-            from finkg.reader.backends import open_reader
+            if args.llm_rerank and row is reranked:
+                from finkg.reader.backends import open_reader
 
-            out["llm_rerank"] = llm_rerank(
-                retriever,
-                sets["B"][: args.llm_rerank],
-                rows[-1],
-                choice,
-                open_reader(settings),
-                args.rerank_top,
-            )
+                out["llm_rerank"] = llm_rerank(
+                    retriever,
+                    sets["B"][: args.llm_rerank],
+                    row,
+                    choice,
+                    open_reader(settings),
+                    args.rerank_top,
+                    args.bootstrap,
+                )
     out["reranker"] = cross_encoder_status(settings)
     path = args.report
     results = json.loads(path.read_text()) if path.exists() else {}
@@ -580,16 +602,19 @@ def report_lines(pages: dict) -> list[str]:
         ]
     llm = pages.get("llm_rerank")
     if llm:
-        b, a = llm["before"], llm["after"]
+        b, a, d = llm["before"], llm["after"], llm.get("step") or {}
+        gain = d.get("page Hit@5"), d.get("page MRR")
         lines += [
             f"LLM yes/no rerank ({llm['model']}, option scoring: one prompt evaluation, options "
-            f"'yes' and 'no', prompts sharing the question as their opening) of the top "
-            f"{llm['top']} chunks, {b['n']} split-B questions: page Hit@5 "
-            f"{_ci(b['page Hit@5'])} -> {_ci(a['page Hit@5'])}, page MRR "
-            f"{_ci(b['page MRR'])} -> {_ci(a['page MRR'])}; "
-            f"{llm['seconds_per_question']:.1f} s a question, "
-            f"{llm['prompt_tokens_per_question']:.0f} prompt tokens before the shared opening "
-            "is counted once (2 CPU cores, 1 thread).",
+            f"'yes' and 'no') of the top {llm['top']} chunks of row "
+            f"{llm.get('row', '8').split()[0]}, on {b['n']} split-B questions: page Hit@5 "
+            f"{_ci(b['page Hit@5'])} -> {_ci(a['page Hit@5'])}"
+            + (f", paired step {_signed(gain[0])}" if gain[0] else "")
+            + f"; page MRR {_ci(b['page MRR'])} -> {_ci(a['page MRR'])}"
+            + (f", paired step {_signed(gain[1])}" if gain[1] else "")
+            + f". Cost: {llm['seconds_per_question']:.1f} s a question (every read made, no "
+            f"cache; 2 CPU cores), {llm['prompt_tokens_per_question']:.0f} prompt tokens a "
+            "question.",
             "",
         ]
     rr = pages.get("reranker")
