@@ -52,6 +52,7 @@ from pathlib import Path
 
 import qa_answers
 import qa_data
+import qa_pages
 import qa_retrieval
 from pyoxigraph import NamedNode
 
@@ -59,9 +60,9 @@ from finkg import queries
 from finkg.config import Settings
 from finkg.errors import InputError
 from finkg.evaluation.ranking import table
-from finkg.kg import chunking, lifecycle
+from finkg.kg import lifecycle
 from finkg.kg.audit import trace
-from finkg.kg.ingest import IngestOptions, doctext, ingest, loader
+from finkg.kg.ingest import IngestOptions, ingest, loader
 from finkg.kg.ingest.documents import extract, ingest_documents, upload
 from finkg.kg.setup import init_store
 from finkg.kg.store import BaseStore, open_store
@@ -164,41 +165,27 @@ def chunk_spans(store: BaseStore) -> dict[NamedNode, list[tuple[NamedNode, int, 
     return out
 
 
-def page_span(
-    store: BaseStore, document: NamedNode, pdf: Path, page: int
-) -> tuple[int, int] | None:
-    """Where one PDF page's text lies in the document's normalized text."""
-    from pypdf import PdfReader
-
-    rows = queries.run(store, "document_text", {"document": document})
-    text = next(iter(rows))["text"].value  # type: ignore[index, union-attr]
-    reader = PdfReader(str(pdf))
-    if page >= len(reader.pages):
-        return None
-    body = chunking.normalize(doctext.normalize(reader.pages[page].extract_text() or ""))
-    if not body.strip():
-        return None
-    head, tail = body[:120], body[-120:]
-    start = text.find(head)
-    if start < 0:
-        return None
-    end = text.find(tail, start)
-    return (start, end + len(tail)) if end >= 0 else (start, start + len(body))
-
-
-def relevant_chunks(store, questions, docs, spans, pdf_dir=qa_data.PDFS) -> dict[str, set[str]]:
+def relevant_chunks(
+    store, questions, docs, spans, pdf_dir=qa_data.PDFS, pages: Path | None = None
+) -> dict[str, set[str]]:
+    """The chunks overlapping each question's evidence pages, the pages located in the
+    document's text as the page-level benchmark locates them (`qa_pages.located_spans`,
+    pages cached under `pages`)."""
     pdfs = qa_data.pdf_paths(pdf_dir)
-    cache: dict[tuple[str, int], tuple[int, int] | None] = {}
+    folder = pages or Path(tempfile.gettempdir()) / "finkg-qa-pages"
+    located: dict[str, list] = {}
     out: dict[str, set[str]] = {}
     for q in questions:
         found: set[str] = set()
         for e in q.evidence:
             if e.doc_name not in docs or e.doc_name not in pdfs:
                 continue
-            key = (e.doc_name, e.page)
-            if key not in cache:
-                cache[key] = page_span(store, docs[e.doc_name], pdfs[e.doc_name], e.page)
-            span = cache[key]
+            if e.doc_name not in located:
+                rows = queries.run(store, "document_text", {"document": docs[e.doc_name]})
+                text = next(iter(rows))["text"].value  # type: ignore[index, union-attr]
+                located[e.doc_name] = qa_pages.located_spans(text, pdfs[e.doc_name], folder)
+            page_spans = located[e.doc_name]
+            span = page_spans[e.page] if e.page < len(page_spans) else None
             if span is None:
                 continue
             for chunk, s, t in spans[docs[e.doc_name]]:
@@ -586,6 +573,11 @@ def main(argv: list[str] | None = None) -> int:
     )
     ap.add_argument("--questions", type=Path, default=qa_data.QUESTIONS, help="FinanceBench JSONL")
     ap.add_argument("--pdfs", type=Path, default=qa_data.PDFS, help="folder of the filings' PDFs")
+    ap.add_argument(
+        "--pages",
+        type=Path,
+        help="where the PDFs' extracted pages are cached (qa_retrieval.py's WORK/pages)",
+    )
     ap.add_argument("--tatqa-seed", type=int, default=0, help="seed of the TAT-QA sample")
     ap.add_argument(
         "--report", type=Path, default=REPORTS / "qa.json", help="the JSON report merged into"
@@ -609,7 +601,7 @@ def main(argv: list[str] | None = None) -> int:
     absent = [q for q in questions if q.doc_name not in docs]
     log(f"{len(present)} questions with their PDF, {len(absent)} without")
     spans = chunk_spans(store)
-    relevant = relevant_chunks(store, present, docs, spans, args.pdfs)
+    relevant = relevant_chunks(store, present, docs, spans, args.pdfs, args.pages)
     scored = [q for q in present if relevant[q.id]]
     log(f"{len(scored)} questions with located evidence pages")
     companies = {

@@ -93,6 +93,20 @@ def page_spans(text: str, pages: Sequence[str]) -> list[tuple[int, int] | None]:
     return spans
 
 
+def located_spans(text: str, pdf: Path, folder: Path) -> list[tuple[int, int] | None]:
+    """Each page's span in a document's normalized `text`, in the extraction mode (layout
+    or plain, each cached under `folder`) that locates the most pages: a store does not
+    record which mode built it, and its text holds the pages of the mode that did."""
+    best: list[tuple[int, int] | None] = []
+    for layout in (True, False):
+        spans = page_spans(text, PageCache(folder, layout=layout).pdf_pages(pdf))
+        if sum(s is not None for s in spans) > sum(s is not None for s in best):
+            best = spans
+        if best and sum(s is not None for s in best) >= 0.9 * len(best):
+            break  # the first mode found nearly every page: the store was built from it
+    return best
+
+
 def chunk_pages(start: int, end: int, spans: Sequence[tuple[int, int] | None]) -> list[int]:
     """The pages [start, end) overlaps, the one holding most of it first."""
     found = []
