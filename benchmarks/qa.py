@@ -50,6 +50,7 @@ import time
 from collections import Counter, defaultdict
 from pathlib import Path
 
+import bench_queries
 import qa_answers
 import qa_data
 import qa_pages
@@ -75,7 +76,6 @@ ROOT = Path(__file__).resolve().parents[1]
 REPORTS = ROOT / "benchmarks" / "reports"
 LATE = dt.datetime(2100, 1, 1, tzinfo=dt.UTC)  # every ingested passage is available before
 FKG = "https://w3id.org/finkg/ns#"
-PROV = "http://www.w3.org/ns/prov#"
 
 # paper 003 (AI-FinanceQA held-out test; text-embedding-3-small, SPLADE, ColBERT):
 # Table 4 retrieval, Table 3 gpt-4o-mini (selected) row, Table 6 auditability
@@ -112,12 +112,7 @@ def log(*parts: object) -> None:
 
 
 def prepare(store: BaseStore, work: Path, pdf_dir: Path = qa_data.PDFS) -> dict[str, object]:
-    rows = list(
-        store.select(
-            f"SELECT (COUNT(?c) AS ?n) WHERE {{ GRAPH ?g {{ ?c a <{FKG}DocumentChunk> }} }}"
-        )
-    )
-    have = int(rows[0]["n"].value) if rows else 0  # type: ignore[index, union-attr]
+    have = bench_queries.chunk_count(store)
     if have:
         log(f"store holds {have} chunks: ingest skipped")
         return {"chunks": have, "ingest_seconds": None, "chunking": chunk_settings(store)}
@@ -140,25 +135,13 @@ def prepare(store: BaseStore, work: Path, pdf_dir: Path = qa_data.PDFS) -> dict[
 
 def chunk_settings(store: BaseStore) -> list[list[int]]:
     """The chunk sizes and overlaps (tokens) the store's chunks were cut with."""
-    rows = queries.run(store, queries.load(Path(__file__).with_name("chunk_settings.rq")))
+    rows = bench_queries.run(store, "chunk_settings")
     return [[int(r["size"].value), int(r["overlap"].value)] for r in rows]  # type: ignore[union-attr, index]
-
-
-def documents_by_name(store: BaseStore) -> dict[str, NamedNode]:
-    rows = store.select(
-        f"SELECT ?d ?title WHERE {{ GRAPH ?g {{ ?d a <{FKG}Document> ; "
-        "<http://purl.org/dc/terms/title> ?title } }"
-    )
-    return {r["title"].value: r["d"] for r in rows}  # type: ignore[union-attr, misc]
 
 
 def chunk_spans(store: BaseStore) -> dict[NamedNode, list[tuple[NamedNode, int, int]]]:
     """Each document's chunks with their [start, end) character spans."""
-    rows = store.select(
-        f"SELECT ?d ?c ?s ?e WHERE {{ GRAPH ?g {{ ?c a <{FKG}DocumentChunk> ; "
-        f"<http://www.w3.org/ns/prov#wasDerivedFrom> ?d ; <{FKG}charStart> ?s ; "
-        f"<{FKG}charEnd> ?e }} }}"
-    )
+    rows = bench_queries.run(store, "chunk_spans")
     out: dict[NamedNode, list[tuple[NamedNode, int, int]]] = defaultdict(list)
     for r in rows:
         out[r["d"]].append((r["c"], int(r["s"].value), int(r["e"].value)))  # type: ignore[index, union-attr]
@@ -266,9 +249,8 @@ def auditability(store: BaseStore, rows: list[dict]) -> dict:
     coverage, resolved, complete, traced = [], [], [], []
     insights, missing = 0, 0
     for iri in iris:
-        found = list(
-            store.select(f"SELECT ?j WHERE {{ GRAPH ?g {{ <{iri}> <{FKG}answerJson> ?j }} }}")
-        )
+        answer = NamedNode(iri)
+        found = list(bench_queries.run(store, "answer_json", {"answer": answer}))  # type: ignore[arg-type]
         if not found:  # the store was rebuilt since the answers were written
             missing += 1
             continue
@@ -282,17 +264,10 @@ def auditability(store: BaseStore, rows: list[dict]) -> dict:
         insights += len(data.get("insights", []))
         cited = [
             r["c"]
-            for r in store.select(
-                f"SELECT ?c WHERE {{ GRAPH ?g {{ <{iri}> <{FKG}citation>/<{FKG}cites> ?c }} }}"
-            )
+            for r in bench_queries.run(store, "answer_cited", {"answer": answer})  # type: ignore[union-attr]
         ]
         for c in cited:
-            resolved.append(
-                store.ask(
-                    f"ASK {{ GRAPH ?g {{ <{c.value}> <{PROV}wasDerivedFrom> ?d ; "  # type: ignore[union-attr]
-                    f"<{FKG}charStart> ?s ; <{FKG}charEnd> ?e }} }}"
-                )
-            )
+            resolved.append(bool(bench_queries.run(store, "cited_resolves", {"chunk": c})))
         complete.append(_complete(store, iri))
         hops = trace(store, iri)
         traced.append(
@@ -339,12 +314,12 @@ def recovery(pdfs: list[Path], failures: int = 30) -> dict:
         else:
             first = lifecycle.process(store, doc, extract, check=functools.partial(_fail_at, stage))
         resumed = lifecycle.process(store, doc, extract)
-        ready = store.select(f"SELECT ?t WHERE {{ GRAPH ?g {{ ?t <{FKG}toState> <{FKG}Ready> }} }}")
+        ready = bench_queries.run(store, "ready_transitions")
         good = (
             first.state == "Error"
             and resumed.state == "Ready"
             and _chunks(store) == reference[doc.digest]
-            and len(list(ready)) == 1
+            and len(list(ready)) == 1  # type: ignore[arg-type]
         )
         recovered[stage] += good
     return {
@@ -358,15 +333,7 @@ def _complete(store: BaseStore, iri: str) -> bool:
     """The answer's artifacts are stored: its scores and status, its run with the passages
     used (rank and score), and what made it: the rendered prompt's hash, or for an answer
     finkg computed, the calculation in the run's parameters."""
-    rows = list(
-        store.select(
-            f"SELECT ?run ?h ?p WHERE {{ GRAPH ?g {{ <{iri}> <{PROV}wasGeneratedBy> ?run ; "
-            f"<{FKG}complianceScore> ?s ; <{FKG}validationStatus> ?v . "
-            f"?run <{PROV}qualifiedUsage> ?u . ?u <{FKG}rank> ?rank ; <{FKG}score> ?score . "
-            f"OPTIONAL {{ ?run <{FKG}promptHash> ?h }} OPTIONAL {{ ?run <{FKG}parameters> ?p }} "
-            "} } LIMIT 1"
-        )
-    )
+    rows = list(bench_queries.run(store, "answer_artifacts", {"answer": NamedNode(iri)}))  # type: ignore[arg-type]
     if not rows:
         return False
     if rows[0]["h"] is not None:
@@ -388,10 +355,7 @@ def _fail_at(stage: str, quads: list) -> None:
 
 
 def _chunks(store: BaseStore) -> list[tuple[str, str]]:
-    rows = store.select(
-        f"SELECT ?c ?t WHERE {{ GRAPH ?g {{ ?c a <{FKG}DocumentChunk> ; <{FKG}text> ?t }} }} "
-        "ORDER BY ?c"
-    )
+    rows = bench_queries.run(store, "chunk_texts")
     return [(r["c"].value, r["t"].value) for r in rows]  # type: ignore[union-attr]
 
 
@@ -595,7 +559,7 @@ def main(argv: list[str] | None = None) -> int:
     qa = open_qa(store, settings, rerank="none", llm=reader)
     cross = open_reranker(args.rerank, settings, reader) if args.rerank != "none" else None
     cross_id = cross.model_id if cross is not None else f"none (--rerank {args.rerank})"
-    docs = documents_by_name(store)
+    docs = bench_queries.documents(store)
     questions = qa_data.financebench_questions(args.questions)
     present = [q for q in questions if q.doc_name in docs]
     absent = [q for q in questions if q.doc_name not in docs]

@@ -39,6 +39,7 @@ import time
 from collections import Counter, defaultdict
 from pathlib import Path
 
+import bench_queries
 import numpy as np
 import qa_data
 
@@ -205,13 +206,7 @@ def tatqa(
     indexes = work / "tatqa-indexes"
     shutil.rmtree(indexes, ignore_errors=True)
     qa = open_qa(store, settings, rerank="none", llm=reader, directory=indexes, config=config)
-    docs = {
-        r["title"].value: r["d"]  # type: ignore[union-attr]
-        for r in store.select(
-            "SELECT ?d ?title WHERE { GRAPH ?g { ?d a <https://w3id.org/finkg/ns#Document> ; "
-            "<http://purl.org/dc/terms/title> ?title } }"
-        )
-    }
+    docs = bench_queries.documents(store)
     questions = [TatQuestion(ctx.uid, q) for ctx, q in sample]
     out = answers(qa, questions, lambda q: {"documents": [docs[q.doc_name]]}, "tatqa", as_of)
     out["seed"] = seed

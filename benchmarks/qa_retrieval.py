@@ -45,6 +45,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import bench_queries
 import numpy as np
 import qa_data
 import qa_pages
@@ -61,7 +62,6 @@ from finkg.retrieval.passages import PassageRetriever
 from finkg.retrieval.query_plan import plan
 
 LATE = dt.datetime(2100, 1, 1, tzinfo=dt.UTC)
-FKG = "https://w3id.org/finkg/ns#"
 ROOT = Path(__file__).resolve().parents[1]
 REPORTS = ROOT / "benchmarks" / "reports"
 KS = (1, 3, 5, 10)
@@ -153,12 +153,7 @@ def open_variant(variant: Variant, work: Path, pdf_dir: Path, settings: Settings
     folder = work / "stores" / variant.name
     store = open_store(folder, settings=settings)
     cache = qa_pages.PageCache(work / "pages", layout=variant.layout)
-    rows = list(
-        store.select(
-            f"SELECT (COUNT(?c) AS ?n) WHERE {{ GRAPH ?g {{ ?c a <{FKG}DocumentChunk> }} }}"
-        )
-    )
-    if not int(rows[0]["n"].value):  # type: ignore[index, union-attr]
+    if not bench_queries.chunk_count(store):
         init_store(store)
         companies_csv, pdfs = qa_data.stage_financebench(work / "staged", pdf_dir)
         ingest(
@@ -226,13 +221,7 @@ class Item:
 
 
 def items_for(store, retriever, cache, questions, pdf_dir: Path) -> list[Item]:
-    docs = {
-        r["title"].value: r["d"]  # type: ignore[union-attr]
-        for r in store.select(
-            f"SELECT ?d ?title WHERE {{ GRAPH ?g {{ ?d a <{FKG}Document> ; "
-            "<http://purl.org/dc/terms/title> ?title } }"
-        )
-    }
+    docs = bench_queries.documents(store)
     pdfs = qa_data.pdf_paths(pdf_dir)
     spans_of: dict[str, list] = {}
     out = []
