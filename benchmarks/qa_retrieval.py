@@ -52,7 +52,7 @@ import qa_pages
 
 from finkg import queries
 from finkg.config import Settings
-from finkg.evaluation.stats import bootstrap, paired
+from finkg.evaluation.stats import Interval, bootstrap, paired, verdict
 from finkg.kg import lifecycle
 from finkg.kg.ingest import IngestOptions, ingest, loader
 from finkg.kg.ingest.documents import _check, upload
@@ -606,6 +606,14 @@ def report_lines(pages: dict) -> list[str]:
             "question.",
             "",
         ]
+        if gain[1]:
+            said = _verdict(gain[1])
+            lines += [
+                f"Page MRR with the LLM rerank: {said}. `--rerank auto` never uses it; "
+                "`finkg ask --rerank llm` does"
+                + (", and on this evidence should not." if said == "worse" else "."),
+                "",
+            ]
     rr = pages.get("reranker")
     if rr:
         verdict = "uses it" if rr["use"] else "leaves it off"
@@ -615,6 +623,11 @@ def report_lines(pages: dict) -> list[str]:
 
 def _ci(v: list[float]) -> str:
     return f"{v[0]:.3f} [{v[1]:.2f}, {v[2]:.2f}]"
+
+
+def _verdict(v: list[float]) -> str:
+    """A paired difference [value, low, high] in words: better, worse or no difference."""
+    return verdict(Interval(v[0], v[1], v[2], 0))
 
 
 def _signed(v: list[float]) -> str:
