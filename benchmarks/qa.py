@@ -388,19 +388,18 @@ def report(results: dict) -> str:
     ret = results.get("retrieval")
     if ret:
         lines += [
-            f"Retrieval run {ret['run']}: {ret['questions']} dev questions whose PDF is present; "
+            f"Retrieval run {ret['run']}: {ret['questions']} dev questions whose PDF is present "
+            "and whose evidence page was located in it; "
             f"{ret['absent']} whose PDF is absent are left out (their only corpus would be their "
             "own evidence pages, which flatters any retriever). A chunk is relevant when its "
-            "span overlaps an evidence page's span. Methods fuse their paths by RRF (k=60); "
-            "rerankers reorder the top 20 of `finkg ask`'s default ("
+            "span overlaps an evidence page's span. Methods fuse their paths by RRF (k=60)"
             + (
-                "`finkg ask default`: the query plan, its paths and weights"
+                "; `finkg ask default` is the query plan with its paths and weights"
                 if "finkg ask default" in next(iter(ret["tables"].values()), {})
-                else "then hybrid: BM25 + dense"
+                else ""
             )
-            + "), in the own-document setting (the one the answers use; time). "
-            f"Cross-encoder: `{ret['reranker']}`; LLM yes/no: reader `{ret['reader']}` on the "
-            "first questions only (time).",
+            + ". "
+            + _reranked_text(ret),
             "",
         ]
         for setting, methods in ret["tables"].items():
@@ -512,6 +511,22 @@ def report(results: dict) -> str:
             ]
         lines.append("")
     return "\n".join(lines)
+
+
+def _reranked_text(ret: dict) -> str:
+    """What the retrieval tables' reranker rows are, or that none ran."""
+    methods = next(iter(ret["tables"].values()), {})
+    ran = [m for m in methods if "rerank" in m]
+    if not ran:
+        return (
+            f"No reranker row: `--rerank` gave `{ret['reranker']}` and no LLM sample was "
+            "asked for (the LLM yes/no rerank is measured by page in the section below)."
+        )
+    return (
+        "Rerankers reorder the top 20 of `finkg ask`'s default in the own-document setting "
+        f"(the one the answers use): cross-encoder `{ret['reranker']}`; LLM yes/no: reader "
+        f"`{ret['reader']}` on the first questions only (time)."
+    )
 
 
 def _row(*cells: object) -> str:
