@@ -84,8 +84,9 @@ def _item(a, s, labels, h: int) -> Item:  # type: ignore[no-untyped-def]
 
 def _finite(s) -> bool:  # type: ignore[no-untyped-def]
     """Every option of every question (the horizons and the citation) scored with a finite
-    log-probability: what a decision by scoring needs, as a generated reply needed valid JSON."""
-    questions = [*s.scores.values(), s.citation]
+    log-probability: what a decision by scoring needs, as a generated reply needed valid JSON.
+    An anchor with no evidence ids to cite asks no citation question."""
+    questions = [*s.scores.values(), *([s.citation] if s.citation is not None else [])]
     return all(math.isfinite(v) for q in questions for v in q.logprobs.values())
 
 
@@ -100,6 +101,8 @@ def bench(name: str, rows, settings: Settings, *, n: int, seed: int) -> dict:  #
         seconds.append(time.perf_counter() - started)
         valid += _finite(s)
         decided.append((a, s, labels))
+        if len(decided) % 50 == 0:
+            print(f"  {name}: {len(decided)}/{len(rows)} anchors read", flush=True)
     half = len(decided) // 2
     chosen: dict[str, list[list[str]]] = {}
     for h in HORIZONS:
