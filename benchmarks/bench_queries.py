@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 from finkg import queries
 
@@ -17,13 +18,15 @@ def load(name: str) -> queries.NamedQuery:
     return queries.load(FOLDER / f"{name}.rq")
 
 
-def run(store, name: str, values: Mapping[str, object] | None = None):
-    return queries.run(store, load(name), values)
+def run(store, name: str, values: Mapping[str, object] | None = None) -> Any:
+    """An ASK query's answer, or a SELECT query's solutions as a list."""
+    found = queries.run(store, load(name), values)
+    return found if isinstance(found, bool) else list(found)  # type: ignore[arg-type]
 
 
 def chunk_count(store) -> int:
     """How many document chunks the store holds."""
-    rows = list(run(store, "chunk_count"))
+    rows = run(store, "chunk_count")
     return int(rows[0]["n"].value) if rows else 0
 
 

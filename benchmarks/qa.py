@@ -136,7 +136,7 @@ def prepare(store: BaseStore, work: Path, pdf_dir: Path = qa_data.PDFS) -> dict[
 def chunk_settings(store: BaseStore) -> list[list[int]]:
     """The chunk sizes and overlaps (tokens) the store's chunks were cut with."""
     rows = bench_queries.run(store, "chunk_settings")
-    return [[int(r["size"].value), int(r["overlap"].value)] for r in rows]  # type: ignore[union-attr, index]
+    return [[int(r["size"].value), int(r["overlap"].value)] for r in rows]
 
 
 def chunk_spans(store: BaseStore) -> dict[NamedNode, list[tuple[NamedNode, int, int]]]:
@@ -144,7 +144,7 @@ def chunk_spans(store: BaseStore) -> dict[NamedNode, list[tuple[NamedNode, int, 
     rows = bench_queries.run(store, "chunk_spans")
     out: dict[NamedNode, list[tuple[NamedNode, int, int]]] = defaultdict(list)
     for r in rows:
-        out[r["d"]].append((r["c"], int(r["s"].value), int(r["e"].value)))  # type: ignore[index, union-attr]
+        out[r["d"]].append((r["c"], int(r["s"].value), int(r["e"].value)))
     return out
 
 
@@ -250,11 +250,11 @@ def auditability(store: BaseStore, rows: list[dict]) -> dict:
     insights, missing = 0, 0
     for iri in iris:
         answer = NamedNode(iri)
-        found = list(bench_queries.run(store, "answer_json", {"answer": answer}))  # type: ignore[arg-type]
+        found = bench_queries.run(store, "answer_json", {"answer": answer})
         if not found:  # the store was rebuilt since the answers were written
             missing += 1
             continue
-        data = json.loads(found[0]["j"].value)  # type: ignore[index, union-attr]
+        data = json.loads(found[0]["j"].value)
         claims = [
             bool(data.get("citations")),  # the summary
             *(bool(i["citations"]) for i in data.get("insights", [])),
@@ -262,12 +262,9 @@ def auditability(store: BaseStore, rows: list[dict]) -> dict:
         ]
         coverage.extend(claims)
         insights += len(data.get("insights", []))
-        cited = [
-            r["c"]
-            for r in bench_queries.run(store, "answer_cited", {"answer": answer})  # type: ignore[union-attr]
-        ]
+        cited = [r["c"] for r in bench_queries.run(store, "answer_cited", {"answer": answer})]
         for c in cited:
-            resolved.append(bool(bench_queries.run(store, "cited_resolves", {"chunk": c})))
+            resolved.append(bench_queries.run(store, "cited_resolves", {"chunk": c}))
         complete.append(_complete(store, iri))
         hops = trace(store, iri)
         traced.append(
@@ -319,7 +316,7 @@ def recovery(pdfs: list[Path], failures: int = 30) -> dict:
             first.state == "Error"
             and resumed.state == "Ready"
             and _chunks(store) == reference[doc.digest]
-            and len(list(ready)) == 1  # type: ignore[arg-type]
+            and len(ready) == 1
         )
         recovered[stage] += good
     return {
@@ -333,13 +330,13 @@ def _complete(store: BaseStore, iri: str) -> bool:
     """The answer's artifacts are stored: its scores and status, its run with the passages
     used (rank and score), and what made it: the rendered prompt's hash, or for an answer
     finkg computed, the calculation in the run's parameters."""
-    rows = list(bench_queries.run(store, "answer_artifacts", {"answer": NamedNode(iri)}))  # type: ignore[arg-type]
+    rows = bench_queries.run(store, "answer_artifacts", {"answer": NamedNode(iri)})
     if not rows:
         return False
     if rows[0]["h"] is not None:
         return True
     p = rows[0]["p"]
-    return p is not None and bool(json.loads(p.value).get("calculation"))  # type: ignore[union-attr]
+    return p is not None and bool(json.loads(p.value).get("calculation"))
 
 
 def _failing_extract(upload: object) -> str:
@@ -356,7 +353,7 @@ def _fail_at(stage: str, quads: list) -> None:
 
 def _chunks(store: BaseStore) -> list[tuple[str, str]]:
     rows = bench_queries.run(store, "chunk_texts")
-    return [(r["c"].value, r["t"].value) for r in rows]  # type: ignore[union-attr]
+    return [(r["c"].value, r["t"].value) for r in rows]
 
 
 # -- report ---------------------------------------------------------------------------------

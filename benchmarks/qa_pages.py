@@ -98,12 +98,13 @@ def located_spans(text: str, pdf: Path, folder: Path) -> list[tuple[int, int] | 
     or plain, each cached under `folder`) that locates the most pages: a store does not
     record which mode built it, and its text holds the pages of the mode that did."""
     best: list[tuple[int, int] | None] = []
+    found = -1
     for layout in (True, False):
         spans = page_spans(text, PageCache(folder, layout=layout).pdf_pages(pdf))
-        if sum(s is not None for s in spans) > sum(s is not None for s in best):
-            best = spans
-        if best and sum(s is not None for s in best) >= 0.9 * len(best):
-            break  # the first mode found nearly every page: the store was built from it
+        if (n := sum(s is not None for s in spans)) > found:
+            best, found = spans, n
+        if found >= 0.9 * len(spans):
+            break  # this mode found nearly every page: the store was built from it
     return best
 
 

@@ -94,6 +94,11 @@ class Row:
     tuned_bm25: bool = False
     tuned_weights: bool = False
 
+    @property
+    def number(self) -> str:
+        """The row's number, as `--rows` and `--rerank-row` name it."""
+        return self.name.split()[0]
+
 
 ROWS = (
     Row("0 today: plain text, 768/128, BM25 + dense", "plain-768", ("sparse", "dense")),
@@ -414,7 +419,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--holdout", type=Path, help="a second question file, scored with dev's choices"
     )
-    ap.add_argument("--rows", default=",".join(r.name.split()[0] for r in ROWS), help="rows to run")
+    ap.add_argument("--rows", default=",".join(r.number for r in ROWS), help="rows to run")
     ap.add_argument("--llm-rerank", type=int, default=0, help="split-B questions the LLM reranks")
     ap.add_argument("--rerank-top", type=int, default=10)
     ap.add_argument(
@@ -436,8 +441,8 @@ def main(argv: list[str] | None = None) -> int:
     dev = qa_data.financebench_questions(args.questions)
     held = qa_data.financebench_questions(args.holdout) if args.holdout else []
     wanted = set(args.rows.split(","))
-    rows = [r for r in ROWS if r.name.split()[0] in wanted]
-    reranked = next((r for r in ROWS if r.name.split()[0] == args.rerank_row), None)
+    rows = [r for r in ROWS if r.number in wanted]
+    reranked = next((r for r in ROWS if r.number == args.rerank_row), None)
     if args.llm_rerank and reranked not in rows:
         ap.error(f"--rerank-row {args.rerank_row!r} is not among the rows run (--rows {args.rows})")
     out: dict = {
@@ -580,7 +585,7 @@ def report_lines(pages: dict) -> list[str]:
             "",
         ]
     ran = {r["row"] for r in pages["rows"]}
-    missing = [r.name.split()[0] for r in ROWS if r.name not in ran]
+    missing = [r.number for r in ROWS if r.name not in ran]
     if missing:
         lines += [f"Rows not run yet: {', '.join(missing)} (`--rows` runs them).", ""]
     if "choice" in pages:
