@@ -21,6 +21,7 @@ library code receives a `Settings` and never looks at `os.environ`.
 | `FINKG_DEVICE` | where embedders run: `auto` (CUDA when torch sees one), `cpu`, `cuda` | `auto` |
 | `FINKG_EMBEDDER` | `minilm` (packaged all-MiniLM-L6-v2) or `hash` (quick runs, tests) | `minilm` |
 | `FINKG_QUERY_TIMEOUT` | `finkg serve`'s query time limit in seconds (0: none) | `60` |
+| `FINKG_TOKEN` | the token `finkg serve` asks for; finkg sends it to a remote store | none |
 """
 
 from __future__ import annotations
@@ -61,6 +62,7 @@ class Settings:
     device: str = "auto"
     embedder: str = "minilm"
     query_timeout_s: float = 60.0
+    token: str | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         if not self.base_iri.startswith(("http://", "https://")) or not self.base_iri.endswith(
@@ -138,6 +140,7 @@ class Settings:
             ("FINKG_EMBEDDER", "embedder"),
             ("FINKG_LLM_TEMPLATE", "llm_template"),
             ("FINKG_DEVICE", "device"),
+            ("FINKG_TOKEN", "token"),
         ):
             if env.get(name):
                 kwargs[key] = env[name]

@@ -52,3 +52,37 @@ def test_the_sparql_page_answers_a_typed_query_from_loopback_alone(tmp_path: Pat
     assert any("served" in c for c in cells), cells
     assert shot.stat().st_size > 10_000  # a rendered page, not an empty image
     assert outside == [], f"the page fetched from beyond loopback: {outside}"
+
+
+def test_the_sparql_page_sends_the_token_a_user_gives_it(tmp_path: Path) -> None:
+    """With `finkg serve --token-file`, the page opened as /#token=... sends the token
+    with its queries (the fragment never reaches the server) and gets rows back."""
+    from tests.test_serve_access import TOKEN
+    from tests.test_serve_access import _start as start_with_token
+
+    _make_store(tmp_path / "store", Settings(home=tmp_path / "home"), triples=3)
+    (tmp_path / "token").write_text(TOKEN)
+    server, url = start_with_token(tmp_path / "store", "--token-file", str(tmp_path / "token"))
+    try:
+        with Browser.start(tmp_path / "profile") as browser:
+            page = browser.new_page()
+            page.send("Page.navigate", {"url": url + "/#token=" + TOKEN})
+            page.wait_for(
+                "document.readyState === 'complete' && "
+                "document.querySelector('.yasqe .CodeMirror') !== null"
+            )
+            assert page.evaluate("document.getElementById('token').value") == TOKEN
+            assert TOKEN not in page.evaluate("location.href")  # taken off the address bar
+            page.click(".yasqe .CodeMirror-scroll")
+            page.key("a", "KeyA", 65, modifiers=2)
+            page.key("Delete", "Delete", 46)
+            page.type(QUERY)
+            page.click(".yasqe_queryButton")
+            cells = page.wait_for(
+                "(() => { const rows = [...document.querySelectorAll('.yasr tbody tr')];"
+                " return rows.length ? rows.map(r => r.innerText) : null; })()"
+            )
+            page.screenshot(tmp_path / "sparql-page-token.png")
+    finally:
+        _stop(server)
+    assert len(cells) == 3, cells

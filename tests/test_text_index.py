@@ -62,14 +62,14 @@ def node_of(store: BaseStore, title: str) -> NamedNode:
 def set_text(store: BaseStore, node: NamedNode, text: str) -> None:
     store.update(
         "PREFIX fkg: <https://w3id.org/finkg/ns#> "
-        f"DELETE {{ GRAPH ?g {{ {node} fkg:text ?t }} }} "
-        f"INSERT {{ GRAPH ?g {{ {node} fkg:text {Literal(text)} }} }} "
-        f"WHERE {{ GRAPH ?g {{ {node} fkg:text ?t }} }}"
+        f"WITH <{store.graphs.news.value}> DELETE {{ {node} fkg:text ?t }} "
+        f"INSERT {{ {node} fkg:text {Literal(text)} }} "
+        f"WHERE {{ {node} fkg:text ?t }}"
     )
 
 
 def delete_node(store: BaseStore, node: NamedNode) -> None:
-    store.update(f"DELETE WHERE {{ GRAPH ?g {{ {node} ?p ?o }} }}")
+    store.update(f"DELETE WHERE {{ GRAPH <{store.graphs.news.value}> {{ {node} ?p ?o }} }}")
 
 
 @pytest.fixture

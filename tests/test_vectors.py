@@ -118,9 +118,9 @@ def test_a_changed_text_is_embedded_again(built) -> None:
     node = node_of(store, "Oil prices fall")
     store.update(
         "PREFIX fkg: <https://w3id.org/finkg/ns#> "
-        f"DELETE {{ GRAPH ?g {{ {node} fkg:text ?t }} }} "
-        f'INSERT {{ GRAPH ?g {{ {node} fkg:text "Copper rallies" }} }} '
-        f"WHERE {{ GRAPH ?g {{ {node} fkg:text ?t }} }}"
+        f"WITH <{store.graphs.news.value}> DELETE {{ {node} fkg:text ?t }} "
+        f'INSERT {{ {node} fkg:text "Copper rallies" }} '
+        f"WHERE {{ {node} fkg:text ?t }}"
     )
     embedder.texts.clear()
     report = index.refresh(store, embedder)
@@ -131,7 +131,7 @@ def test_a_changed_text_is_embedded_again(built) -> None:
 def test_a_removed_node_disappears(built) -> None:
     store, index, embedder = built
     node = node_of(store, "Acme recalls widgets")
-    store.update(f"DELETE WHERE {{ GRAPH ?g {{ {node} ?p ?o }} }}")
+    store.update(f"DELETE WHERE {{ GRAPH <{store.graphs.news.value}> {{ {node} ?p ?o }} }}")
     report = index.refresh(store, embedder)
     assert (report.removed, len(index)) == (1, 2)
     assert node not in [n for n, _ in index.search(embedder.embed([NEWS["recall"]])[0], 5)]

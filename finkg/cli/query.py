@@ -55,6 +55,12 @@ def _dataset(ctx: click.Context, graphs_option: str | None) -> list[Any] | str |
 )
 @click.option("--update", is_flag=True, help="Allow a SPARQL update (writes).")
 @click.option(
+    "--maintenance",
+    is_flag=True,
+    help="With --update: allow writing the audit and ontology graphs (finkg's commits, "
+    "lifecycle and vocabulary), or graphs the update does not name; recorded as a commit.",
+)
+@click.option(
     "--graphs",
     "graphs_option",
     metavar="NAMES",
@@ -85,6 +91,7 @@ def query(
     query: str,
     binds: tuple[str, ...],
     update: bool,
+    maintenance: bool,
     graphs_option: str | None,
     fmt: str,
     list_: bool,
@@ -94,7 +101,8 @@ def query(
     """Run a SPARQL query: a packaged name, a .rq file, or query text.
 
     Values are bound as typed RDF terms (never pasted into the text). Read-only unless
-    --update is given.
+    --update is given; an update that writes the audit or ontology graph, or graphs it
+    does not name (GRAPH ?g, CLEAR ALL), is refused unless --maintenance is given too.
 
     \b
     finkg query evidence_before --bind company=https://w3id.org/finkg/id/company/ZQAW \\
@@ -119,6 +127,8 @@ def query(
             value=named.name,
             hint="pass --update to allow writes",
         )
+    if maintenance and not update:
+        raise click.UsageError("--maintenance goes with --update")
     with _open(ctx, store, read_only=not update) as s:
         result = queries.run(
             s,
@@ -126,6 +136,7 @@ def query(
             bindings,
             default_graphs=_dataset(ctx, graphs_option),
             allow_update=update,
+            maintenance=maintenance,
             bound=bound,
         )
         _print_result(result, fmt)

@@ -229,6 +229,19 @@ def audit(ctx: click.Context, iri: str, store: str | None) -> None:
     help="Let queries use SERVICE and updates LOAD (the server then calls other hosts).",
 )
 @click.option(
+    "--token-file",
+    type=click.Path(path_type=Path, dir_okay=False),
+    default=None,
+    metavar="FILE",
+    help="Ask every request for this bearer token (the file's first line) [default: "
+    "$FINKG_TOKEN, else none]; required for --read-write beyond loopback.",
+)
+@click.option(
+    "--include-users",
+    is_flag=True,
+    help="Serve the users/* graphs too (personal transactions and profiles; left out by default).",
+)
+@click.option(
     "--timeout",
     "timeout_s",
     type=click.FloatRange(min=0),
@@ -243,27 +256,43 @@ def serve(
     bind_addr: str,
     read_write: bool,
     allow_service: bool,
+    token_file: Path | None,
+    include_users: bool,
     timeout_s: float | None,
     store: str | None,
 ) -> None:
     """Serve a store as a SPARQL 1.1 endpoint (the Oxigraph server); read-only by default.
 
     Query it at http://HOST:PORT/query, or point finkg at it: --store http://HOST:PORT.
-    Queries with SERVICE (and LOAD) are refused unless --allow-service; SIGTERM or Ctrl-C
-    stops it.
+    Queries with SERVICE (and LOAD) are refused unless --allow-service. With a token
+    (--token-file, FINKG_TOKEN) every request must send `Authorization: Bearer TOKEN` (401
+    otherwise); --read-write beyond loopback needs one. The users/* graphs (personal data)
+    are not served unless --include-users (403). The audit and ontology graphs take no
+    rewrite (403). SIGTERM or Ctrl-C stops it.
     """
-    from finkg.kg.serve import serve_store
+    from finkg.kg.graphs import Graphs
+    from finkg.kg.serve import is_loopback, read_token, serve_store
 
-    location = store or _settings(ctx).store_location
-    limit = _settings(ctx).query_timeout_s if timeout_s is None else timeout_s
+    settings = _settings(ctx)
+    location = store or settings.store_location
+    limit = settings.query_timeout_s if timeout_s is None else timeout_s
+    token = read_token(token_file) if token_file is not None else settings.token
 
     def ready(url: str) -> None:  # said once it listens, never before a refusal
         err.print(
             f"serving {location} at {url} "
             f"({'read-write' if read_write else 'read-only'}; "
             f"SERVICE {'allowed' if allow_service else 'refused'}; "
-            f"query time limit {f'{limit:g} s' if limit else 'none'}); Ctrl-C stops"
+            f"query time limit {f'{limit:g} s' if limit else 'none'}; "
+            f"{'token required' if token else 'no token'}; "
+            f"users' graphs {'served' if include_users else 'not served'}); Ctrl-C stops"
         )
+        host = bind_addr.rpartition(":")[0].strip("[]")
+        if token is None and not is_loopback(host):
+            err.print(
+                f"warning: {bind_addr} is reachable from other machines and no token is "
+                "asked: anyone who reaches it reads every graph served (--token-file)"
+            )
 
     ctx.exit(
         serve_store(
@@ -272,6 +301,9 @@ def serve(
             read_write=read_write,
             allow_service=allow_service,
             timeout_s=limit,
+            token=token,
+            include_users=include_users,
+            graphs=Graphs(settings.base_iri),
             on_ready=ready,
         )
     )

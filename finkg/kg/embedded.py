@@ -93,8 +93,7 @@ class EmbeddedStore(BaseStore):
             raise QueryError("expected an ASK query", field="query", value=query[:80])
         return bool(result)
 
-    def update(self, update: str, *, note: str = "update") -> Commit:
-        self._check_writable(note)
+    def _update(self, update: str, *, note: str) -> Commit:
         record = self._commit(None, note, None)
         text = (
             update.rstrip().rstrip(";")

@@ -1,14 +1,15 @@
 """The HTTP front of `finkg serve`: every request passes here before the Oxigraph server.
 
-It refuses, with a reason in the body:
-- 400: a query or update with SERVICE or LOAD (the server would call another host), unless
-  `finkg serve --allow-service` (`sparql_guard.py`);
-- 403: a write to a read-only endpoint, saying how to start it read-write;
+It refuses, with a reason in the body, what the policy does not admit
+(`serve_policy.Policy.admit`: the token, read-only, the users' graphs, finkg's own graphs,
+SERVICE and LOAD), and:
 - 415: a query or update body it cannot read (an unknown type, a compressed body);
 - 503: a query that ran past the time limit (Oxigraph's `--timeout-s` cancels it, but
   has already answered 200 and writes its error into the results; a result that ends so
   within the first MiB becomes a 503, a longer one is cut off without its last chunk, so
   that no client reads it as whole).
+A query that names no dataset reads every graph but the users' when they are not served
+(`Policy.scoped`, with the store's graphs asked of the Oxigraph server).
 Everything else is passed through, streamed, with the Oxigraph server's status and headers,
 but for the SPARQL page at `/`: finkg serves its own (`sparql_page.html`), the YASGUI
 editor the Oxigraph server ships, set up to call no other host.
@@ -19,13 +20,14 @@ from __future__ import annotations
 import http.client
 import queue
 import socket
+import threading
 import urllib.parse
-from dataclasses import dataclass
+from collections.abc import Callable
 from functools import cache
 from http.server import BaseHTTPRequestHandler
 from importlib import resources
 
-from finkg.kg.sparql_guard import outbound_reason
+from finkg.kg.serve_policy import Policy, Refused, Request
 
 _FORM = "application/x-www-form-urlencoded"
 _QUERY = "application/sparql-query"
@@ -47,15 +49,6 @@ _BUFFER = 1 << 20
 _CHUNK = 1 << 16
 
 
-@dataclass(frozen=True)
-class Policy:
-    """What the endpoint allows; `timeout_s` 0 means no time limit."""
-
-    read_write: bool = False
-    allow_service: bool = False
-    timeout_s: float = 60.0
-
-
 @cache
 def _sparql_page() -> bytes:
     return resources.files("finkg.kg").joinpath("sparql_page.html").read_bytes()
@@ -63,14 +56,33 @@ def _sparql_page() -> bytes:
 
 def handler(host: str, port: int, policy: Policy) -> type[BaseHTTPRequestHandler]:
     """A request handler class that passes requests to the Oxigraph server at host:port."""
-    attributes = {"upstream": (host, port), "policy": policy, "pool": queue.LifoQueue()}
+    attributes = {
+        "upstream": (host, port),
+        "policy": policy,
+        "pool": queue.LifoQueue(),
+        "known": _KnownGraphs(),
+    }
     return type("FinkgServeHandler", (_Handler,), attributes)
 
 
-class _Refused(Exception):
-    def __init__(self, status: int, reason: str) -> None:
-        super().__init__(reason)
-        self.status, self.reason = status, reason
+class _KnownGraphs:
+    """The named graphs of the served store, asked of the Oxigraph server once and again
+    after every write that passes the front (the server locks the store: nothing else
+    writes it)."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.graphs: list[str] | None = None
+
+    def stale(self) -> None:
+        with self.lock:
+            self.graphs = None
+
+    def get(self, ask: Callable[[], list[str]]) -> list[str]:
+        with self.lock:
+            if self.graphs is None:
+                self.graphs = ask()
+            return self.graphs
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -78,6 +90,7 @@ class _Handler(BaseHTTPRequestHandler):
     upstream: tuple[str, int]
     policy: Policy
     pool: queue.LifoQueue  # idle kept-alive connections to the Oxigraph server
+    known: _KnownGraphs
 
     def do_GET(self) -> None:
         self._handle()
@@ -94,16 +107,21 @@ class _Handler(BaseHTTPRequestHandler):
         pass
 
     def _handle(self) -> None:
-        if self.command in ("GET", "HEAD") and urllib.parse.urlsplit(self.path).path == "/":
-            self._page()
-            return
         try:
             body = self._body()
-            self._check(body)
-        except _Refused as e:
+            request = self._request(body)
+            if request.static and request.path == "/":
+                self._page()
+                return
+            self.policy.admit(request)
+            if self.policy.needs_scope(request):
+                body = self._scope(request, body)
+        except Refused as e:
             self._reply(e.status, e.reason)
             return
         self._forward(body)
+        if request.writes:
+            self.known.stale()
 
     def _body(self) -> bytes:
         if "chunked" in self.headers.get("Transfer-Encoding", "").lower():
@@ -119,11 +137,11 @@ class _Handler(BaseHTTPRequestHandler):
         try:
             length = int(self.headers.get("Content-Length") or 0)
         except ValueError:
-            raise _Refused(400, "Content-Length is not a number") from None
+            raise Refused(400, "Content-Length is not a number") from None
         return self.rfile.read(length) if length > 0 else b""
 
-    def _check(self, body: bytes) -> None:
-        """Raise _Refused for what this endpoint does not do (see the module docstring)."""
+    def _request(self, body: bytes) -> Request:
+        """The parts of this request the policy reads; 415 for a body it cannot read."""
         url = urllib.parse.urlsplit(self.path)
         path = urllib.parse.unquote(url.path)
         ctype = self.headers.get("Content-Type", "").split(";")[0].strip().lower()
@@ -131,36 +149,48 @@ class _Handler(BaseHTTPRequestHandler):
         texts = {k: list(v) for k, v in params.items() if k in ("query", "update")}
         encoded = self.headers.get("Content-Encoding", "identity").lower() != "identity"
         if body and ctype in (_FORM, _QUERY, _UPDATE) and encoded:
-            raise _Refused(415, "finkg serve does not read compressed queries or updates")
+            raise Refused(415, "finkg serve does not read compressed queries or updates")
         text = body.decode("utf-8", errors="replace")
+        form: dict[str, list[str]] = {}
         if ctype == _FORM:
-            for k, v in urllib.parse.parse_qs(text, keep_blank_values=True).items():
+            form = urllib.parse.parse_qs(text, keep_blank_values=True)
+            for k, v in form.items():
                 if k in ("query", "update"):
                     texts.setdefault(k, []).extend(v)
         elif ctype in (_QUERY, _UPDATE):
             texts.setdefault("update" if ctype == _UPDATE else "query", []).append(text)
         elif self.command == "POST" and path in ("/query", "/update"):
-            raise _Refused(415, f"a query or update is sent as {_FORM}, {_QUERY} or {_UPDATE}")
-        writes = path == "/update" or "update" in texts
-        writes |= path == "/store" and self.command in ("POST", "PUT", "DELETE", "PATCH")
-        if writes and not self.policy.read_write:
-            raise _Refused(
-                403,
-                "this endpoint is read-only (finkg serve without --read-write): updates and "
-                "Graph Store writes are refused; start it with `finkg serve --read-write` "
-                "to accept them",
-            )
-        if self.policy.allow_service:
-            return
-        for text in (t for values in texts.values() for t in values):
-            reason = outbound_reason(text)
-            if reason is not None:
-                raise _Refused(
-                    400,
-                    f"finkg serve refuses {reason}: it would make this server send requests "
-                    "to other hosts; start it with `finkg serve --allow-service` to allow "
-                    "federated queries and LOAD",
-                )
+            raise Refused(415, f"a query or update is sent as {_FORM}, {_QUERY} or {_UPDATE}")
+        authorization = self.headers.get("Authorization", "")
+        return Request(self.command, path, params, form, texts, authorization)
+
+    def _scope(self, request: Request, body: bytes) -> bytes:
+        """The query kept to the graphs other than the users' (when the store has any):
+        its dataset parameters set in the form body or the URL, where it came."""
+        graphs = self.known.get(self._named_graphs)
+        if not any(self.policy.is_user_graph(g) for g in graphs):
+            return body
+        if request.form:
+            scoped = self.policy.scoped(request.form, graphs)
+            return urllib.parse.urlencode(scoped, doseq=True).encode()
+        url = urllib.parse.urlsplit(self.path)
+        query = urllib.parse.urlencode(self.policy.scoped(request.params, graphs), doseq=True)
+        self.path = urllib.parse.urlunsplit(url._replace(query=query))
+        return body
+
+    def _named_graphs(self) -> list[str]:
+        """The served store's named graphs, asked of the Oxigraph server."""
+        query = urllib.parse.urlencode({"query": "SELECT DISTINCT ?g WHERE { GRAPH ?g { } }"})
+        conn = self._connection(fresh=True)
+        try:
+            conn.request("GET", "/query?" + query, headers={"Accept": "text/tab-separated-values"})
+            reply = conn.getresponse()
+            lines = reply.read().decode("utf-8").splitlines()[1:]
+        except (OSError, http.client.HTTPException):
+            raise Refused(502, "the Oxigraph server behind finkg serve is not answering") from None
+        finally:
+            conn.close()
+        return [line.strip().strip("<>") for line in lines if line.strip()]
 
     def _page(self) -> None:
         data = _sparql_page()

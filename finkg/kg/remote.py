@@ -11,6 +11,9 @@ are parsed by pyoxigraph, so both backends return the same term objects.
 Tested engines: the Oxigraph server and Virtuoso 7 (`tests/test_engines.py`). For Virtuoso
 give its `/sparql` URL (queries and updates) and set `FINKG_GSP_URL` to its
 `/sparql-graph-crud`; its settings must not cut answers off (`scripts/with-virtuoso-server`).
+
+A `token` (`FINKG_TOKEN`) goes with every request as `Authorization: Bearer <token>`, as
+`finkg serve --token-file` asks.
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ from collections.abc import Iterator
 import pyoxigraph as ox
 from pyoxigraph import NamedNode, Quad, Triple
 from SPARQLWrapper import ASK, CONSTRUCT, JSON, POST, POSTDIRECTLY, SELECT, TURTLE, SPARQLWrapper
-from SPARQLWrapper.SPARQLExceptions import QueryBadFormed, SPARQLWrapperException
+from SPARQLWrapper.SPARQLExceptions import QueryBadFormed, SPARQLWrapperException, Unauthorized
 
 from finkg import queries
 from finkg.errors import QueryError, StoreError
@@ -65,8 +68,10 @@ class RemoteStore(BaseStore):
         update_url: str | None = None,
         gsp_url: str | None = None,
         timeout_s: int = TIMEOUT_S,
+        token: str | None = None,
     ) -> None:
         self.location = url
+        self._headers = {"Authorization": f"Bearer {token}"} if token else {}
         self.graphs = graphs
         self.read_only = read_only
         self.query_url, self.update_url, self.gsp_url = endpoints(url, update_url, gsp_url)
@@ -76,9 +81,7 @@ class RemoteStore(BaseStore):
     def _wrapper(
         self, text: str, default_graphs: DefaultGraphs, fmt: str, form: str
     ) -> SPARQLWrapper:
-        sw = SPARQLWrapper(self.query_url, updateEndpoint=self.update_url)
-        sw.setMethod(POST)
-        sw.setTimeout(self.timeout_s)
+        sw = self._sparql_wrapper()
         sw.setOnlyConneg(True)
         sw.setReturnFormat(fmt)
         if default_graphs == "union" and self._is_oxigraph():
@@ -106,7 +109,8 @@ class RemoteStore(BaseStore):
     def _is_oxigraph(self) -> bool:
         """Whether the endpoint is an Oxigraph server (its Server header), asked once."""
         if self._oxigraph is None:
-            probe = self.query_url + "?" + urllib.parse.urlencode({"query": "ASK {}"})
+            url = self.query_url + "?" + urllib.parse.urlencode({"query": "ASK {}"})
+            probe = urllib.request.Request(url, headers=self._headers)
             try:
                 with urllib.request.urlopen(probe, timeout=self.timeout_s) as reply:
                     self._oxigraph = reply.headers.get("server", "").startswith("Oxigraph/")
@@ -120,6 +124,13 @@ class RemoteStore(BaseStore):
             return result.response.read(), result.info().get("content-type", "")
         except QueryBadFormed as e:
             raise QueryError(f"the endpoint rejected the request: {_server_message(e)}") from None
+        except Unauthorized as e:
+            given = "the token it was sent" if self._headers else "no token"
+            raise StoreError(
+                f"the SPARQL endpoint {self.location} refused {given} (HTTP 401: "
+                f"{_server_message(e)}); set FINKG_TOKEN to the token the server was started "
+                "with (finkg serve --token-file)"
+            ) from None
         except SPARQLWrapperException as e:
             raise StoreError(f"{self.location}: {_server_message(e)}") from None
         except http.client.HTTPException as e:  # the answer stopped half way (IncompleteRead)
@@ -138,6 +149,12 @@ class RemoteStore(BaseStore):
     def _refusal(self, e: urllib.error.HTTPError, url: str, write: bool) -> StoreError:
         """An HTTP error status as a StoreError that says what it means."""
         body = e.read().decode("utf-8", "replace").strip()[:500]
+        if e.code == 401:
+            given = "the token it was sent" if self._headers else "no token"
+            return StoreError(
+                f"the SPARQL endpoint {url} refused {given} (HTTP 401: {body}); set "
+                "FINKG_TOKEN to the token the server was started with (finkg serve --token-file)"
+            )
         if write and e.code in (403, 405):
             return StoreError(
                 f"the SPARQL endpoint {url} is read-only: it refused the write "
@@ -190,16 +207,21 @@ class RemoteStore(BaseStore):
             raise QueryError("expected an ASK query", field="query", value=query[:80])
         return bool(result)
 
-    def _post_update(self, text: str) -> None:
+    def _sparql_wrapper(self) -> SPARQLWrapper:
         sw = SPARQLWrapper(self.query_url, updateEndpoint=self.update_url)
         sw.setMethod(POST)
-        sw.setRequestMethod(POSTDIRECTLY)
         sw.setTimeout(self.timeout_s)
+        for name, value in self._headers.items():
+            sw.addCustomHttpHeader(name, value)
+        return sw
+
+    def _post_update(self, text: str) -> None:
+        sw = self._sparql_wrapper()
+        sw.setRequestMethod(POSTDIRECTLY)
         sw.setQuery(text)
         self._send(sw, write=True)
 
-    def update(self, update: str, *, note: str = "update") -> Commit:
-        self._check_writable(note)
+    def _update(self, update: str, *, note: str) -> Commit:
         record = self._commit(None, note, None)
         marker = quads_update(add=commit_quads(record, self.graphs))
         self._post_update(update.rstrip().rstrip(";") + " ;\n" + marker)
@@ -222,13 +244,16 @@ class RemoteStore(BaseStore):
             return self.write(add=quads, note=note)
         url = self.gsp_url + "?" + urllib.parse.urlencode({"graph": graph.value})
         request = urllib.request.Request(
-            url, data=data, method="POST", headers={"Content-Type": format.media_type}
+            url,
+            data=data,
+            method="POST",
+            headers={"Content-Type": format.media_type, **self._headers},
         )
         try:
             with urllib.request.urlopen(request, timeout=self.timeout_s):
                 pass
         except urllib.error.HTTPError as e:
-            if e.code in (403, 405):
+            if e.code in (401, 403, 405):
                 raise self._refusal(e, self.gsp_url, True) from None
             body = e.read().decode("utf-8", "replace")[:500]
             error = QueryError if e.code == 400 else StoreError

@@ -3,8 +3,11 @@ behind finkg's front (`proxy.py`).
 
 The Oxigraph server listens on a loopback port of its own, with a query time limit
 (`--timeout-s`); the front listens on `bind` and refuses SERVICE and LOAD (unless
-`allow_service`), writes to a read-only endpoint, and reports a query cut off by the time
-limit as such. SIGTERM, SIGINT and SIGHUP stop both; on Linux the Oxigraph server also
+`allow_service`), writes to a read-only endpoint, requests without the bearer token (when
+one is given), the users' personal graphs (unless `include_users`) and rewrites of finkg's
+own graphs, and reports a query cut off by the time limit as such. Read-write on an
+address other than loopback needs a token: anyone who reaches it could write otherwise.
+SIGTERM, SIGINT and SIGHUP stop both; on Linux the Oxigraph server also
 stops if finkg serve is killed outright (PR_SET_PDEATHSIG).
 """
 
@@ -12,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import ipaddress
 import shutil
 import signal
 import socket
@@ -25,7 +29,9 @@ from http.server import ThreadingHTTPServer
 from pathlib import Path
 
 from finkg.errors import InputError, MissingStoreError, StoreError
-from finkg.kg.proxy import Policy, handler
+from finkg.kg.graphs import Graphs
+from finkg.kg.proxy import handler
+from finkg.kg.serve_policy import Policy
 
 
 def oxigraph_binary() -> str:
@@ -62,6 +68,39 @@ def _address(bind: str) -> tuple[str, int, int]:
     return host, int(port), socket.AF_INET
 
 
+def is_loopback(host: str) -> bool:
+    """Whether `host` (an address or `localhost`) is reachable from this machine alone."""
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:  # a host name: it may resolve anywhere
+        return False
+
+
+def read_token(path: Path) -> str:
+    """The bearer token in `path` (its first line, stripped): at least 16 characters."""
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as e:
+        raise InputError(
+            f"cannot read the token file: {e}", field="--token-file", value=str(path)
+        ) from None
+    token = lines[0].strip() if lines else ""
+    check_token(token, field="--token-file", value=str(path))
+    return token
+
+
+def check_token(token: str, *, field: str, value: str) -> None:
+    if len(token) < 16 or any(c.isspace() for c in token):
+        raise InputError(
+            "a token is at least 16 characters with no spaces",
+            field=field,
+            value=value,
+            hint="make one with: python -c 'import secrets; print(secrets.token_urlsafe(32))'",
+        )
+
+
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -95,6 +134,9 @@ def serve_store(
     read_write: bool = False,
     allow_service: bool = False,
     timeout_s: float = 60.0,
+    token: str | None = None,
+    include_users: bool = False,
+    graphs: Graphs | None = None,
     on_ready: Callable[[str], None] | None = None,
 ) -> int:
     """Serve until a signal stops it; returns 0, or the Oxigraph server's exit code if it
@@ -108,6 +150,16 @@ def serve_store(
             hint=f"create one with `finkg init --store {location}` (or `finkg demo`)",
         )
     host, port, family = _address(bind)
+    if token is not None:
+        check_token(token, field="token", value="(hidden)")
+    if read_write and token is None and not is_loopback(host):
+        raise InputError(
+            "--read-write on an address other than loopback needs a token: anyone who can "
+            "reach it could write to the store",
+            field="--bind",
+            value=bind,
+            hint="give --token-file FILE (or set FINKG_TOKEN), or bind 127.0.0.1",
+        )
     inner = _free_port()
     command = server_command(
         location, bind=f"127.0.0.1:{inner}", read_write=read_write, timeout_s=timeout_s
@@ -118,7 +170,14 @@ def serve_store(
     previous = {}
     try:
         _wait_ready(child, inner)
-        policy = Policy(read_write=read_write, allow_service=allow_service, timeout_s=timeout_s)
+        policy = Policy(
+            read_write=read_write,
+            allow_service=allow_service,
+            timeout_s=timeout_s,
+            token=token,
+            include_users=include_users,
+            graphs=graphs or Graphs(),
+        )
         server_class = type("Server", (ThreadingHTTPServer,), {"address_family": family})
         try:
             server = server_class((host, port), handler("127.0.0.1", inner, policy))

@@ -20,6 +20,7 @@ refuses a request that a parser would reject anyway.
 from __future__ import annotations
 
 import re
+import urllib.parse
 
 _ESCAPE = re.compile(r"\\u([0-9A-Fa-f]{4})|\\U([0-9A-Fa-f]{8})")
 _TOKEN = re.compile(
@@ -50,3 +51,51 @@ def outbound_reason(text: str) -> str | None:
         if m.lastgroup == "other" and m.group() in "'\"":
             return "an unterminated string"  # what follows cannot be read reliably
     return None
+
+
+_PREFIX_DECL = re.compile(r"(?:PREFIX|BASE)$", re.IGNORECASE)
+
+
+def iris(text: str) -> list[str]:
+    """Every IRI `text` names, written in full or as a prefixed name (expanded with the
+    text's own PREFIX declarations; a relative IRI resolved against its BASE), in order.
+
+    >>> iris("PREFIX u: <https://e.org/users/> SELECT * FROM u:a WHERE { GRAPH <b> {} }")
+    ['https://e.org/users/', 'https://e.org/users/a', 'b']
+    """
+    text = _ESCAPE.sub(lambda m: chr(int(m[1] or m[2], 16)), text)
+    prefixes: dict[str, str] = {}
+    base, found, pending = "", [], None  # pending: the keyword a declaration is reading
+    for m in _TOKEN.finditer(text):
+        kind, token = m.lastgroup, m.group()
+        if kind == "word" and _PREFIX_DECL.match(token):
+            pending = [token.upper()]
+            continue
+        if kind == "iri":
+            iri = urllib.parse.urljoin(base, token[1:-1]) if base else token[1:-1]
+            found.append(iri)
+            if pending and pending[0] == "BASE":
+                base = iri
+            elif pending and len(pending) == 2:
+                prefixes[pending[1]] = iri
+            pending = None
+        elif kind == "name":
+            if pending and pending[0] == "PREFIX" and len(pending) == 1 and token.endswith(":"):
+                pending.append(token[:-1])
+                continue
+            prefix, _, local = token.partition(":")
+            if prefix in prefixes:
+                found.append(prefixes[prefix] + re.sub(r"\\(.)", r"\1", local))
+            pending = None
+        elif kind != "comment":
+            pending = None
+    return found
+
+
+def has_dataset_clause(text: str) -> bool:
+    """Whether a query names its own dataset (FROM or FROM NAMED).
+
+    >>> has_dataset_clause("SELECT * FROM <g> { ?s ?p ?o }"), has_dataset_clause("SELECT ?from {}")
+    (True, False)
+    """
+    return any(m.lastgroup == "word" and m.group().upper() == "FROM" for m in _TOKEN.finditer(text))

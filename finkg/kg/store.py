@@ -41,6 +41,7 @@ from finkg import queries
 from finkg.config import Settings
 from finkg.errors import InputError, StoreError
 from finkg.kg.graphs import Graphs
+from finkg.kg.update_targets import check_update
 from finkg.ontology.terms import FKG, PROV, RDF, RDFS, XSD
 from finkg.queries.binding import bind
 from finkg.queries.results import Solutions
@@ -70,7 +71,7 @@ class Store(Protocol):
     def select(self, query: str, *, default_graphs: DefaultGraphs = None) -> Solutions: ...
     def construct(self, query: str, *, default_graphs: DefaultGraphs = None) -> list[Triple]: ...
     def ask(self, query: str, *, default_graphs: DefaultGraphs = None) -> bool: ...
-    def update(self, update: str, *, note: str = "update") -> Commit: ...
+    def update(self, update: str, *, note: str = "update", maintenance: bool = False) -> Commit: ...
     def write(
         self,
         *,
@@ -111,6 +112,18 @@ class BaseStore(ABC):
 
     @abstractmethod
     def _write(self, add: list[Quad], remove: list[Quad]) -> None: ...
+
+    def update(self, update: str, *, note: str = "update", maintenance: bool = False) -> Commit:
+        """Run a SPARQL update as one commit. finkg refuses (`update_targets.check_update`)
+        an update that states something about its vocabulary outside the ontology graph,
+        and, unless `maintenance`, one that writes the audit or ontology graph or graphs it
+        cannot name; a maintenance commit's note says so."""
+        self._check_writable(note)
+        check_update(update, self.graphs, maintenance=maintenance)
+        return self._update(update, note=f"maintenance: {note}" if maintenance else note)
+
+    @abstractmethod
+    def _update(self, update: str, *, note: str) -> Commit: ...
 
     def new_commit_iri(self) -> NamedNode:
         """A fresh commit IRI, for callers that link what they write to its commit."""
@@ -283,6 +296,7 @@ def open_store(
             read_only=read_only,
             update_url=settings.update_url,
             gsp_url=settings.gsp_url,
+            token=settings.token,
         )
     from finkg.kg.embedded import EmbeddedStore
 

@@ -29,6 +29,21 @@ RDFS_NS = "http://www.w3.org/2000/01/rdf-schema#"
 OWL_NS = "http://www.w3.org/2002/07/owl#"
 XSD_NS = "http://www.w3.org/2001/XMLSchema#"
 
+SH_NS = "http://www.w3.org/ns/shacl#"
+# the namespaces whose terms are defined in the ontology graph alone: finkg's own and those
+# it builds on (Dublin Core terms is left out: it names no classes finkg's shapes read)
+VOCABULARY_NAMESPACES = (FKG_NS, PROV_NS, SKOS_NS, RDF_NS, RDFS_NS, OWL_NS, SH_NS, XSD_NS)
+
+
+def is_vocabulary_term(iri: str) -> bool:
+    """Whether `iri` is a term of finkg's namespace or of a vocabulary finkg builds on.
+
+    >>> is_vocabulary_term("https://w3id.org/finkg/ns#NewsArticle"), is_vocabulary_term("https://e.org/x")
+    (True, False)
+    """
+    return iri.startswith(VOCABULARY_NAMESPACES)
+
+
 PREFIXES = {
     "fkg": FKG_NS,
     "prov": PROV_NS,

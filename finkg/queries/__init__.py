@@ -86,7 +86,7 @@ class QueryRunner(Protocol):
     def select(self, query: str, *, default_graphs: object = None) -> Solutions: ...
     def construct(self, query: str, *, default_graphs: object = None) -> list[Triple]: ...
     def ask(self, query: str, *, default_graphs: object = None) -> bool: ...
-    def update(self, update: str, *, note: str = ...) -> None: ...
+    def update(self, update: str, *, note: str = ..., maintenance: bool = ...) -> object: ...
 
 
 def query_form(text: str) -> Form:
@@ -263,6 +263,7 @@ def run(
     *,
     default_graphs: list[NamedNode] | str | None = None,
     allow_update: bool = False,
+    maintenance: bool = False,
     bound: int | None = None,
 ) -> Solutions | list[Triple] | bool | None:
     """Run a query (a NamedQuery, a packaged name or SPARQL text) with bound values.
@@ -271,7 +272,9 @@ def run(
     union when the query's header says `dataset: union`), "union" for all graphs, or a list
     of graphs, which then are the only graphs the query can read. A CONSTRUCT whose header
     declares a bound returns `bound.Triples`, cut to it; `bound` overrides the declared
-    limit (0: no bound).
+    limit (0: no bound). An update runs only with `allow_update`; one that writes the
+    audit or ontology graph (or graphs it cannot name) also needs `maintenance`
+    (`kg.update_targets`).
     """
     if isinstance(query, str):
         query = load(query) if re.fullmatch(r"[a-z][a-z0-9_]*", query) else parse(query)
@@ -289,7 +292,7 @@ def run(
             )
         if default_graphs is not None:
             raise QueryError("an update cannot be restricted to a dataset", field="query")
-        store.update(text, note=f"query {query.name}")
+        store.update(text, note=f"query {query.name}", maintenance=maintenance)
         return None
     if query.form == "select":
         return store.select(text, default_graphs=default_graphs)

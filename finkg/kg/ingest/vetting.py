@@ -1,5 +1,8 @@
 """Which records of one chunk the ingest may write: each item's quads are in finkg's named
-graphs (never `audit` or `ontology`, which finkg alone writes), its key node is not in the
+graphs (never `audit` or `ontology`, which finkg alone writes), none of them says anything
+about a term of finkg's vocabulary (or of PROV, SKOS, RDF, RDFS, OWL, SHACL, XSD: those are
+defined in the ontology graph alone, and a data graph stating `fkg:NewsArticle
+rdfs:subClassOf ...` would redefine them for every query over the union), its key node is not in the
 store yet (`existing`), nothing in it became available after the moment of ingestion, and
 its statements conform to finkg's shapes (the Python screen, `shapes/screen.py`, passes a
 chunk that surely does; the shapes compiled to SPARQL, `shapes/validate.py`, decide and
@@ -21,7 +24,7 @@ from finkg import queries
 from finkg.errors import InputError
 from finkg.kg.ingest.records import Item, Record, Reject, TextItem
 from finkg.kg.store import BaseStore
-from finkg.ontology.terms import FKG, RDF
+from finkg.ontology.terms import FKG, RDF, is_vocabulary_term
 from finkg.shapes.screen import surely_conforms
 from finkg.shapes.validate import validate_quads
 
@@ -43,9 +46,10 @@ def vet(
     """The items of one chunk that are not in the store yet, were available by `now` (the
     moment of ingestion; default: the present) and conform to the shapes."""
     _check_graphs(store, items)
+    rejects: list[Reject] = []
+    items = _not_about_vocabulary(items, rejects, skip_bad)
     present = existing(store, [i for i in items if not _extends(i)])
     new = list({i.key: i for i in items if i.key not in present}.values())
-    rejects: list[Reject] = []
     known = _known_by(now or dt.datetime.now(dt.UTC), new, rejects, skip_bad)
     checked = _check_shapes(store, known, rejects, skip_bad)
     return Vetted(checked, len(items) - len(new), rejects)
@@ -71,6 +75,46 @@ def _check_graphs(store: BaseStore, items: list[Record]) -> None:
                     field="graph",
                     value=str(q),
                 )
+
+
+def _not_about_vocabulary(
+    items: list[Record], rejects: list[Reject], skip_bad: bool
+) -> list[Record]:
+    """Refuse (or, with skip_bad, set aside) the items with a statement whose subject is a
+    vocabulary term (`update_targets.is_vocabulary_term`)."""
+    kept = []
+    for item in items:
+        found = next((t for t in _triples(item) if _is_term(t[0])), None)
+        if found is None:
+            kept.append(item)
+            continue
+        s, p, o = found
+        reject = Reject(
+            item.source,
+            item.line_of(s.value),
+            f"a statement about {s.value}, a term of finkg's vocabulary (or of PROV, SKOS, "
+            "RDF, RDFS, OWL, SHACL, XSD): those are defined in the ontology graph alone; "
+            "state it about a term of your own namespace",
+            p.value,
+            f"{s} {p} {o}",
+        )
+        if not skip_bad:
+            raise reject.error()
+        rejects.append(reject)
+    return kept
+
+
+def _is_term(subject: object) -> bool:
+    return isinstance(subject, NamedNode) and is_vocabulary_term(subject.value)
+
+
+def _triples(item: Record) -> Iterator[tuple]:
+    if isinstance(item, TextItem):
+        terms = iter(item.statements)
+        yield from zip(terms, terms, terms, strict=True)
+    else:
+        for q in item.quads:
+            yield q.subject, q.predicate, q.object
 
 
 _FAR_YEAR = re.compile(r"\+?[0-9]{5,}-")  # a year Python's datetime cannot hold: after 9999
@@ -178,12 +222,7 @@ def _context(store: BaseStore, items: list[Record]) -> list[Quad]:
 
 def _statements(items: list[Record]) -> Iterator[tuple]:
     for item in items:
-        if isinstance(item, TextItem):
-            terms = iter(item.statements)
-            yield from zip(terms, terms, terms, strict=True)
-        else:
-            for q in item.quads:
-                yield q.subject, q.predicate, q.object
+        yield from _triples(item)
 
 
 def existing(store: BaseStore, items: Sequence[Record]) -> set[NamedNode]:

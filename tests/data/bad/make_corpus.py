@@ -629,6 +629,26 @@ CASES: list[tuple[str, str, int | None, str | None, str, bytes | str]] = [
         "fkg:NewsArticle <http://www.w3.org/2000/01/rdf-schema#subClassOf> fkg:Nothing .\n}\n",
     ),
     ("rdf-entities.rdf", "rdf", 3, "DOCTYPE", "entity", LAUGHS),
+    # issue 38: finkg's vocabulary redefined from a data graph (exit 0 before)
+    (
+        "rdf-redefines-vocabulary.trig",
+        "rdf",
+        4,
+        "http://www.w3.org/2000/01/rdf-schema#subClassOf",
+        "finkg's vocabulary",
+        PREFIX + f"<{NEWS_GRAPH}> {{\n"
+        "fkg:NewsArticle <http://www.w3.org/2000/01/rdf-schema#subClassOf> fkg:Nothing .\n"
+        "fkg:availableAt <http://www.w3.org/2000/01/rdf-schema#range> xsd:string .\n}\n",
+    ),
+    (
+        "rdf-redefines-prov.trig",
+        "rdf",
+        5,
+        "http://www.w3.org/2000/01/rdf-schema#subClassOf",
+        "finkg's vocabulary",
+        PREFIX + "@prefix prov: <http://www.w3.org/ns/prov#> .\n" + f"<{NEWS_GRAPH}> {{\n"
+        "prov:Entity <http://www.w3.org/2000/01/rdf-schema#subClassOf> fkg:Harmless .\n}\n",
+    ),
     (
         "rdf-triple-term.trig",
         "rdf",
