@@ -125,9 +125,15 @@ def ingest(
         out.print(
             f"{kind}: {report.records} records read, {report.written} written "
             f"({report.quads} quads, {len(report.commits)} commit(s)), "
-            f"{report.skipped_existing} already present, {len(report.rejects)} rejected; "
-            f"generation {s.generation()}"
+            f"{report.skipped_existing} already present, {report.revisions} revision(s) of "
+            f"stored records, {len(report.rejects)} rejected; generation {s.generation()}"
         )
+        if report.kept_stored:
+            out.print(
+                f"{report.kept_stored} record(s) with no time of their own (companies, assets, "
+                "profiles) differ from the stored ones, which were kept: change a stored node "
+                "with `finkg query --update`"
+            )
         if report.rejects_file:
             out.print(f"rejected records and reasons: {report.rejects_file}")
 

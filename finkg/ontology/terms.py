@@ -153,6 +153,7 @@ class FKG:
     close = _fkg("close")
     complianceScore = _fkg("complianceScore")
     contentHash = _fkg("contentHash")
+    recordHash = _fkg("recordHash")
     criticalGroundedness = _fkg("criticalGroundedness")
     customerType = _fkg("customerType")
     decisionTime = _fkg("decisionTime")
@@ -274,6 +275,7 @@ class PROV:
     qualifiedUsage = NamedNode(PROV_NS + "qualifiedUsage")
     entity = NamedNode(PROV_NS + "entity")
     generatedAtTime = NamedNode(PROV_NS + "generatedAtTime")
+    wasRevisionOf = NamedNode(PROV_NS + "wasRevisionOf")
     startedAtTime = NamedNode(PROV_NS + "startedAtTime")
     endedAtTime = NamedNode(PROV_NS + "endedAtTime")
 
@@ -285,6 +287,7 @@ class DCTERMS:
     source = NamedNode(DCTERMS_NS + "source")
     identifier = NamedNode(DCTERMS_NS + "identifier")
     created = NamedNode(DCTERMS_NS + "created")
+    issued = NamedNode(DCTERMS_NS + "issued")
     description = NamedNode(DCTERMS_NS + "description")
 
 

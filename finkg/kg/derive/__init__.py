@@ -74,7 +74,7 @@ def derived_items(
             yield last
         last = item
     if last is not None:
-        yield Item(last.key, rest + last.quads, last.source, last.line)
+        yield Item(last.key, rest + last.quads, last.source, last.line, derived=True)
 
 
 def source_document(

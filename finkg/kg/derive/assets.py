@@ -110,7 +110,7 @@ def asset_summary_items(
             (FKG.sourceFamily, FKG.Market),
             (PROV.wasDerivedFrom, doc),
         )
-        yield Item(node, q.items, str(source))
+        yield Item(node, q.items, str(source), derived=True)
 
 
 def closes_by_asset(

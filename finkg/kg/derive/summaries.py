@@ -170,4 +170,4 @@ def items(
             (FKG.sourceFamily, FKG.Market),
             (PROV.wasDerivedFrom, source_doc),
         )
-        yield Item(node, q.items, source)
+        yield Item(node, q.items, source, derived=True)

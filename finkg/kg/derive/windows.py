@@ -234,7 +234,7 @@ def items(
                 Quad(node, p_from, source_doc, g),
             )
         if key is not None:
-            yield Item(key, quads, source)
+            yield Item(key, quads, source, derived=True)
 
 
 def _prefix(ticker: str, name: str, options: IngestOptions) -> str | None:

@@ -18,7 +18,9 @@ target) or a `Reject` (file, line, field, reason). `ingest()` then:
    items are written while later chunks are checked (nothing can stop the ingest any more);
 3. writes the items in batches, each batch one transaction with its `fkg:Commit` (source
    documents link to it by `prov:wasGeneratedBy`); items whose key node is already in the
-   store are skipped, so an interrupted or repeated ingest adds nothing twice.
+   store are skipped when they are the same record, so an interrupted or repeated ingest
+   adds nothing twice, and written as revisions when their content differs (a corrected
+   news item, a restated bar: `revisions.py`; the report counts them).
 """
 
 from __future__ import annotations
@@ -99,6 +101,10 @@ class IngestReport:
     records: int = 0
     written: int = 0
     skipped_existing: int = 0
+    revisions: int = 0  # records stored before with other content, written as revisions
+    # of those skipped: records with no time of their own (a company, an asset, a profile)
+    # whose content differs from the stored record's, which is kept
+    kept_stored: int = 0
     quads: int = 0
     commits: list[str] = field(default_factory=list)
     rejects: list[Reject] = field(default_factory=list)
@@ -148,6 +154,8 @@ def ingest(
 
             def stage(checked: Vetted, chunk_size: int) -> None:
                 report.skipped_existing += checked.skipped
+                report.revisions += checked.revisions
+                report.kept_stored += checked.kept
                 report.rejects.extend(checked.rejects)
                 for item in checked.items:  # keys are unique: `Firsts` saw to repeats
                     if isinstance(item, TextItem):

@@ -22,7 +22,9 @@ class Item:
     statements to nodes the store holds, so the item is never skipped as already ingested
     (its `key` stands for the file) and its shape check reads what the store holds about
     its subjects beside it. `locate` gives the line of a node or value in the source, for
-    the reports of a record that spans many lines."""
+    the reports of a record that spans many lines. `derived` marks what finkg derives from
+    other records (summaries, indicator windows): a re-ingest never revises it
+    (`revisions.py`), it revises what it derives from."""
 
     key: NamedNode
     quads: list[Quad]
@@ -30,6 +32,7 @@ class Item:
     line: int | None = None
     extends_store: bool = False
     locate: Callable[[str], int | None] | None = field(default=None, compare=False)
+    derived: bool = False
 
     def line_of(self, text: str) -> int | None:
         """The line of `text` (a node's IRI, a value) in the source, else the item's."""
@@ -57,6 +60,8 @@ class TextItem:
     def quads(self) -> list[Quad]:
         """The statements as quads, parsed from the text (a violation report needs them)."""
         return list(ox.parse(self.nquads, format=ox.RdfFormat.N_QUADS))
+
+    derived = False  # a loader's own record (`Item.derived`)
 
     def line_of(self, _text: str) -> int | None:
         return self.line

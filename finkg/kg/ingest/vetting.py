@@ -23,6 +23,7 @@ from pyoxigraph import Literal, NamedNode, Quad
 from finkg import queries
 from finkg.errors import InputError
 from finkg.kg.ingest.records import Item, Record, Reject, TextItem
+from finkg.kg.ingest.revisions import revise
 from finkg.kg.store import BaseStore
 from finkg.ontology.terms import FKG, RDF, is_vocabulary_term
 from finkg.shapes.screen import surely_conforms
@@ -38,6 +39,8 @@ class Vetted:
     items: list[Record]
     skipped: int
     rejects: list[Reject]
+    revisions: int = 0  # among the items: revisions of stored records (`revisions.py`)
+    kept: int = 0  # records with no time of their own that differ from the stored ones
 
 
 def vet(
@@ -48,11 +51,16 @@ def vet(
     _check_graphs(store, items)
     rejects: list[Reject] = []
     items = _not_about_vocabulary(items, rejects, skip_bad)
+    moment = now or dt.datetime.now(dt.UTC)
     present = existing(store, [i for i in items if not _extends(i)])
     new = list({i.key: i for i in items if i.key not in present}.values())
-    known = _known_by(now or dt.datetime.now(dt.UTC), new, rejects, skip_bad)
+    held = list({i.key: i for i in items if i.key in present}.values())
+    revised = revise(store, held, now=moment)
+    known = _known_by(moment, [*new, *revised.items], rejects, skip_bad)
     checked = _check_shapes(store, known, rejects, skip_bad)
-    return Vetted(checked, len(items) - len(new), rejects)
+    revisions = sum(1 for item in checked if item in revised.items)
+    skipped = len(items) - len(new) - len(revised.items)
+    return Vetted(checked, skipped, rejects, revisions, revised.kept)
 
 
 def _extends(item: Record) -> bool:
