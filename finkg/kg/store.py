@@ -175,15 +175,23 @@ class BaseStore(ABC):
         return record
 
     def held(self, quads: Sequence[Quad]) -> set[Quad]:
-        """Which of `quads` the store holds (`held_quads.rq`)."""
+        """Which of `quads` the store holds (`held_quads.rq`), as asked."""
         text = queries.load("held_quads").text
         found: set[Quad] = set()
         for start in range(0, len(quads), 500):
+            batch = quads[start : start + 500]
             rows = [
-                (q.subject, q.predicate, q.object, q.graph_name) for q in quads[start : start + 500]
+                (
+                    Literal(str(i), datatype=XSD.integer),
+                    q.subject,
+                    q.predicate,
+                    q.object,
+                    q.graph_name,
+                )
+                for i, q in enumerate(batch)
             ]
-            result = self.select(bind(text, {("s", "p", "o", "g"): rows}))  # type: ignore[dict-item]
-            found |= {Quad(r["s"], r["p"], r["o"], r["g"]) for r in result}  # type: ignore[arg-type]
+            result = self.select(bind(text, {("i", "s", "p", "o", "g"): rows}))  # type: ignore[dict-item]
+            found |= {batch[int(r["i"].value)] for r in result}  # type: ignore[union-attr]
         return found
 
     _sole_writer = False  # whether every write goes through this object (see generation)
