@@ -36,13 +36,22 @@ from finkg.kg.store import BaseStore
     help="Rejects file (JSON Lines) [default: ./finkg-rejects-KIND.jsonl].",
 )
 @click.option(
-    "--chunk-size", default=768, show_default=True, help="documents: the largest chunk, in tokens."
+    "--chunk-size",
+    type=click.IntRange(min=16),
+    default=None,
+    help="documents: the largest chunk, in tokens [default: 192, what finkg ask's retrieval "
+    "was chosen on; paper 003 used 768].",
 )
 @click.option(
     "--chunk-overlap",
-    default=128,
-    show_default=True,
-    help="documents: tokens shared by neighbouring chunks.",
+    type=click.IntRange(min=0),
+    default=None,
+    help="documents: tokens shared by neighbouring chunks [default: 32; paper 003: 128].",
+)
+@click.option(
+    "--no-facts",
+    is_flag=True,
+    help="documents: do not read the primary statements into statement facts.",
 )
 @store_option
 @click.pass_context
@@ -54,8 +63,9 @@ def ingest(
     tz: str | None,
     skip_bad: bool,
     rejects_path: Path | None,
-    chunk_size: int,
-    chunk_overlap: int,
+    chunk_size: int | None,
+    chunk_overlap: int | None,
+    no_facts: bool,
     store: str | None,
 ) -> None:
     """Load source files of one KIND: rdf, companies, news, prices, filings, fartrans,
@@ -101,6 +111,7 @@ def ingest(
                 rejects_path,
                 chunk_size,
                 chunk_overlap,
+                not no_facts,
             )
             return
         from finkg.kg.ingest import IngestOptions, loader
@@ -145,25 +156,29 @@ def _ingest_documents(
     tz: Any,
     skip_bad: bool,
     rejects_path: Path | None,
-    size: int,
-    overlap: int,
+    size: int | None,
+    overlap: int | None,
+    facts: bool,
 ) -> None:
     from finkg.kg.ingest.core import write_rejects
     from finkg.kg.ingest.documents import ingest_documents
     from finkg.kg.lifecycle import Settings as ChunkSettings
 
+    chunking = {"chunk_size": size, "chunk_overlap": overlap}
+    chunking = {k: v for k, v in chunking.items() if v is not None}
     with _progress() as bar:
         task = bar.add_task("documents", total=len(paths))
         report = ingest_documents(
             s,
             list(paths),
             tz=tz,
-            settings=ChunkSettings(chunk_size=size, chunk_overlap=overlap),
+            settings=ChunkSettings(**chunking, facts=facts),
             progress=lambda _stage, n: bar.update(task, advance=n),
         )
     out.print(
         f"documents: {report.files} file(s), {report.ready} now Ready "
-        f"({report.chunks} chunks), {report.already_ready} already Ready, "
+        f"({report.chunks} chunks, {report.facts} statement facts), "
+        f"{report.already_ready} already Ready, "
         f"{len(report.rejects)} failed; generation {s.generation()}"
     )
     for r in report.rejects:

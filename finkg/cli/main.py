@@ -10,6 +10,7 @@ from __future__ import annotations
 import click
 
 from finkg.cli.demo import demo
+from finkg.cli.facts import facts
 from finkg.cli.impact import impact
 from finkg.cli.ingest import ingest
 from finkg.cli.movement import forecast_command, train_retriever_command
@@ -48,6 +49,7 @@ cli.add_command(recommend)
 cli.add_command(forecast_command)
 cli.add_command(train_retriever_command)
 cli.add_command(ask)
+cli.add_command(facts)
 cli.add_command(bank)
 cli.add_command(train_reranker_command)
 

@@ -12,9 +12,11 @@ What each stage adds:
 
 - Uploaded: the document (also its own `fkg:SourceDocument`: hash, source, media type),
   its title, publication time and the companies it is about;
-- Normalized: `fkg:normalizedText`, the extracted text after `chunking.normalize`;
+- Normalized: `fkg:normalizedText`, the extracted text after `chunking.normalize`, and for
+  a paged document (a PDF) where each page starts in it (`fkg:pageStarts`);
 - Analyzed: `fkg:DocumentChunk` evidence: text, character and token offsets, the chunk size
-  and overlap used, tickers mentioned, analyst topics, event type;
+  and overlap used, tickers mentioned, analyst topics, event type; and the statement facts
+  of its primary statements (`kg/facts`), each derived from the chunk that holds its row;
 - Indexed: nothing new: the chunks are committed, and finkg's indexes build from the store
   (they notice the new generation);
 - Ready: nothing new: the document can be cited.
@@ -24,7 +26,7 @@ from __future__ import annotations
 
 import datetime as dt
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from pyoxigraph import Literal, NamedNode, Quad
@@ -32,6 +34,8 @@ from pyoxigraph import Literal, NamedNode, Quad
 from finkg import queries
 from finkg.errors import FinkgError, InputError
 from finkg.kg import chunking, enrich
+from finkg.kg.facts.rdf import Span, fact_quads
+from finkg.kg.facts.read import read_facts
 from finkg.kg.ingest import common
 from finkg.kg.iri import mint
 from finkg.kg.store import BaseStore
@@ -62,8 +66,22 @@ class Upload:
 
 @dataclass(frozen=True, kw_only=True)
 class Settings:
-    chunk_size: int = 768
-    chunk_overlap: int = 128
+    """How a document is analyzed: its chunks' size and overlap in tokens (192/32: what
+    `finkg ask`'s retrieval was chosen on, and what fits the embedder's 256-token window;
+    paper 003's 768/128 is `--chunk-size 768 --chunk-overlap 128`), and whether its
+    statement facts are read."""
+
+    chunk_size: int = 192
+    chunk_overlap: int = 32
+    facts: bool = True
+
+
+@dataclass(frozen=True)
+class Extracted:
+    """An extractor's text, with its pages where the document has them (a PDF)."""
+
+    text: str
+    pages: tuple[str, ...] = ()
 
 
 @dataclass
@@ -72,10 +90,11 @@ class Outcome:
     state: str
     transitions: list[str] = field(default_factory=list)
     chunks: int = 0
+    facts: int = 0
     error: str | None = None
 
 
-Extractor = Callable[[Upload], str]
+Extractor = Callable[[Upload], "str | Extracted"]
 
 
 def process(
@@ -119,6 +138,7 @@ def process(
         _transition(store, doc, upload, state, name, started, artifacts)
         outcome.transitions.append(name)
         outcome.chunks += sum(1 for q in artifacts if q.object == FKG.DocumentChunk)
+        outcome.facts += sum(1 for q in artifacts if q.object == FKG.StatementFact)
         state = name
     outcome.state = state or "new"
     return outcome
@@ -187,10 +207,40 @@ def _uploaded(store: BaseStore, doc: NamedNode, upload: Upload) -> list[Quad]:
 
 
 def _normalized(store: BaseStore, doc: NamedNode, upload: Upload, extract: Extractor) -> list[Quad]:
-    text = chunking.normalize(extract(upload))
+    extracted = extract(upload)
+    if isinstance(extracted, str):
+        extracted = Extracted(extracted)
+    text = chunking.normalize(extracted.text)
     if not text:
         raise InputError("no text after extraction", source=upload.source, field="text")
-    return [Quad(doc, FKG.normalizedText, Literal(text), store.graphs.documents)]
+    g = store.graphs.documents
+    out = [Quad(doc, FKG.normalizedText, Literal(text), g)]
+    if extracted.pages:
+        starts = " ".join(str(s) for s in page_starts(text, extracted.pages))
+        out.append(Quad(doc, FKG.pageStarts, Literal(starts), g))
+    return out
+
+
+def page_starts(text: str, pages: Sequence[str]) -> list[int]:
+    """Where each page starts in `text` (the pages joined, then normalized): each page's
+    opening (its first 200 characters, else its first line: pages open alike, "Table of
+    Contents") looked for after where the page before began; a page that is empty, or
+    whose opening is not found, starts where the one before did.
+
+    >>> page_starts("Contents\\nA\\n\\nContents\\nB", ["Contents\\nA", "", "Contents\\nB"])
+    [0, 0, 12]
+    """
+    out, cursor = [], 0
+    for page in pages:
+        body = chunking.normalize(page)
+        first = next((line for line in body.split("\n") if line), "")
+        after = cursor + 1 if out else 0
+        at = text.find(body[:200], after) if body else -1
+        if at < 0 and first:
+            at = text.find(first, after)
+        cursor = at if at >= 0 else cursor
+        out.append(cursor)
+    return out
 
 
 def _analyzed(
@@ -201,9 +251,11 @@ def _analyzed(
     companies: Mapping[str, str],
 ) -> list[Quad]:
     rows = queries.run(store, "document_text", {"document": doc})
-    text = next(iter(rows))["text"].value  # type: ignore[call-overload, index]
+    row = next(iter(rows))  # type: ignore[call-overload]
+    text = row["text"].value
     base = store.graphs.base
     q = common.Quads(store.graphs.documents)
+    spans: list[Span] = []
     # restated (a no-op for the store) so that the chunks can be checked on their own
     q.source_document(doc, data=upload.data, source=upload.source, media_type=upload.media_type)
     for c in chunking.chunk(text, size=settings.chunk_size, overlap=settings.chunk_overlap):
@@ -232,7 +284,30 @@ def _analyzed(
             *((FKG.mentions, mint("company", t, base=base)) for t in mentioned),
             *((FKG.about, mint("company", t, base=base)) for t in about),
         )
-    return q.items
+        spans.append(Span(node, c.start, c.end))
+    if not settings.facts:
+        return q.items
+    pages = [int(x) for x in row["pageStarts"].value.split()] if row["pageStarts"] else []
+    facts = fact_quads(
+        read_facts(text),
+        key=upload.digest,
+        spans=spans,
+        page_starts=pages,
+        available_at=common.datetime(upload.published),
+        about=[mint("company", t, base=base) for t in upload.tickers],
+        graph=store.graphs.documents,
+        base=base,
+    )
+    return q.items + facts
 
 
-__all__ = ["STATES", "Outcome", "Settings", "Upload", "current_state", "process"]
+__all__ = [
+    "STATES",
+    "Extracted",
+    "Outcome",
+    "Settings",
+    "Upload",
+    "current_state",
+    "page_starts",
+    "process",
+]

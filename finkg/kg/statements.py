@@ -84,6 +84,8 @@ _FOOTER = re.compile(
 _PAGE_NUMBER = re.compile(r"(?:\s|\|)\d{1,3}$")
 _YEAR = re.compile(r"\b(?:19[9]\d|20[0-3]\d)\b")
 _LINE = re.compile(r"[^\n]*")
+# a PDF's text can set a title's last letter apart ("Consolidated Balance Shee t")
+_SPLIT_LAST = re.compile(r"([A-Za-z]{2,}) ([a-z])$")
 
 
 @dataclass(frozen=True)
@@ -110,8 +112,10 @@ def title_kind(line: str) -> str | None:
     ('income', None)
     >>> title_kind("Consolidated Statements of Operations and Comprehensive Income (Loss)")
     'income'
+    >>> title_kind("Consolidated Statement of Incom e")  # a PDF's last letter set apart
+    'income'
     """
-    line = line.strip()
+    line = _SPLIT_LAST.sub(r"\1\2", line.strip())
     if not line or "|" in line or len(line.split()) > 12 or _PAGE_NUMBER.search(line):
         return None
     if line.endswith((".", ",", ";", ":")) and not line.lower().endswith("(continued)."):

@@ -18,7 +18,7 @@ write.
 >>> t = update_targets("PREFIX g: <https://w3id.org/finkg/id/graph/> "
 ...                    "DELETE WHERE { GRAPH g:audit { ?s ?p ?o } }")
 >>> sorted(t.graphs), t.any_graph
-(['https://w3id.org/finkg/id/graph/audit'], False)
+(['https://w3id.org/finkg/id/graph/audit'], None)
 >>> update_targets("DELETE { GRAPH ?g { ?s ?p ?o } } WHERE { GRAPH ?g { ?s ?p ?o } }").any_graph
 'GRAPH ?g in a template, not fixed by a VALUES block'
 """
@@ -31,10 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pyoxigraph as ox
-from rdflib.plugins.sparql.algebra import translateUpdate
-from rdflib.plugins.sparql.parser import parseUpdate
 from rdflib.plugins.sparql.parserutils import CompValue
-from rdflib.plugins.sparql.sparql import SPARQLError
 from rdflib.term import Identifier, URIRef, Variable
 
 from finkg.errors import QueryError
@@ -112,6 +109,11 @@ def update_targets(text: str) -> Targets:
     ground = _ground(text)
     if ground is not None:
         return ground
+    # rdflib's SPARQL parser takes a second to import: only an update that is not ground
+    from rdflib.plugins.sparql.algebra import translateUpdate
+    from rdflib.plugins.sparql.parser import parseUpdate
+    from rdflib.plugins.sparql.sparql import SPARQLError
+
     try:
         operations = translateUpdate(parseUpdate(text)).algebra
     except (SPARQLError, ValueError, TypeError, AttributeError) as e:  # pyparsing's and rdflib's

@@ -1,4 +1,5 @@
-"""finkg's ontology (`finkg.ttl`), its closed vocabulary (`terms.py`) and JSON-LD context."""
+"""finkg's ontology (`finkg.ttl`), its closed vocabulary (`terms.py`), the core line items
+statement facts read as (`line_items.ttl`) and the JSON-LD context."""
 
 from __future__ import annotations
 
@@ -15,6 +16,16 @@ CONTEXT_IRI = "https://w3id.org/finkg/context.jsonld"
 def ontology_path() -> Path:
     """Path of `finkg.ttl` inside the installed package."""
     return Path(str(resources.files(__package__) / "finkg.ttl"))
+
+
+def line_items_path() -> Path:
+    """Path of `line_items.ttl`, the core line items statement facts read as (SKOS)."""
+    return Path(str(resources.files(__package__) / "line_items.ttl"))
+
+
+def ontology_files() -> list[Path]:
+    """What the ontology graph holds: finkg.ttl and the line-item vocabulary."""
+    return [ontology_path(), line_items_path()]
 
 
 def context_path() -> Path:

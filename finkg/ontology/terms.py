@@ -30,9 +30,10 @@ OWL_NS = "http://www.w3.org/2002/07/owl#"
 XSD_NS = "http://www.w3.org/2001/XMLSchema#"
 
 SH_NS = "http://www.w3.org/ns/shacl#"
+FKGI_NS = "https://w3id.org/finkg/items#"  # the core line items (line_items.ttl)
 # the namespaces whose terms are defined in the ontology graph alone: finkg's own and those
 # it builds on (Dublin Core terms is left out: it names no classes finkg's shapes read)
-VOCABULARY_NAMESPACES = (FKG_NS, PROV_NS, SKOS_NS, RDF_NS, RDFS_NS, OWL_NS, SH_NS, XSD_NS)
+VOCABULARY_NAMESPACES = (FKG_NS, FKGI_NS, PROV_NS, SKOS_NS, RDF_NS, RDFS_NS, OWL_NS, SH_NS, XSD_NS)
 
 
 def is_vocabulary_term(iri: str) -> bool:
@@ -100,6 +101,7 @@ class FKG:
     Run = _fkg("Run")
     SourceDocument = _fkg("SourceDocument")
     SourceMemory = _fkg("SourceMemory")
+    StatementFact = _fkg("StatementFact")
     SubQuestion = _fkg("SubQuestion")
     Transaction = _fkg("Transaction")
     Transition = _fkg("Transition")
@@ -235,8 +237,23 @@ class FKG:
     validationStatus = _fkg("validationStatus")
     variant = _fkg("variant")
     volume = _fkg("volume")
+    # statement facts
+    lineItem = _fkg("lineItem")
+    concept = _fkg("concept")
+    statement = _fkg("statement")
+    fiscalYear = _fkg("fiscalYear")
+    periodEnd = _fkg("periodEnd")
+    duration = _fkg("duration")
+    value = _fkg("value")
+    unit = _fkg("unit")
+    printedValue = _fkg("printedValue")
+    page = _fkg("page")
+    pageStarts = _fkg("pageStarts")
+    reportedIn = _fkg("reportedIn")
     # concept schemes
     EventTypes = _fkg("EventTypes")
+    FinancialStatements = _fkg("FinancialStatements")
+    LineItems = _fkg("LineItems")
     LifecycleStates = _fkg("LifecycleStates")
     SourceFamilies = _fkg("SourceFamilies")
     # concepts
@@ -259,6 +276,11 @@ class FKG:
     Ready = _fkg("Ready")
     SecFiling = _fkg("SecFiling")
     Uploaded = _fkg("Uploaded")
+    IncomeStatement = _fkg("IncomeStatement")
+    BalanceSheet = _fkg("BalanceSheet")
+    CashFlowStatement = _fkg("CashFlowStatement")
+    EquityStatement = _fkg("EquityStatement")
+    ComprehensiveIncomeStatement = _fkg("ComprehensiveIncomeStatement")
 
 
 class PROV:
@@ -299,6 +321,10 @@ class SKOS:
     inScheme = NamedNode(SKOS_NS + "inScheme")
     broader = NamedNode(SKOS_NS + "broader")
     prefLabel = NamedNode(SKOS_NS + "prefLabel")
+    altLabel = NamedNode(SKOS_NS + "altLabel")
+    notation = NamedNode(SKOS_NS + "notation")
+    exactMatch = NamedNode(SKOS_NS + "exactMatch")
+    closeMatch = NamedNode(SKOS_NS + "closeMatch")
 
 
 class RDF:
@@ -321,3 +347,4 @@ class XSD:
     date = NamedNode(XSD_NS + "date")
     dateTime = NamedNode(XSD_NS + "dateTime")
     dateTimeStamp = NamedNode(XSD_NS + "dateTimeStamp")
+    duration = NamedNode(XSD_NS + "duration")

@@ -46,6 +46,7 @@ class DocumentsReport:
     ready: int = 0
     already_ready: int = 0
     chunks: int = 0
+    facts: int = 0
     rejects: list[Reject] = field(default_factory=list)
     outcomes: list[lifecycle.Outcome] = field(default_factory=list)
 
@@ -66,7 +67,11 @@ def kind_of(path: Path, data: bytes) -> str:
     return doctext.media_type(path, data)
 
 
-def extract(upload: lifecycle.Upload) -> str:
+def extract(upload: lifecycle.Upload) -> str | lifecycle.Extracted:
+    if upload.media_type == doctext.PDF:
+        pages = doctext.pdf_pages(upload.data, source=upload.source)
+        text = doctext.normalize("\n\n".join(p for p in pages if p))
+        return lifecycle.Extracted(text, tuple(pages))
     if upload.media_type == office.DOCX:
         return office.docx_to_text(upload.data, source=upload.source)
     if upload.media_type == office.XLSX:
@@ -212,6 +217,7 @@ def ingest_documents(
         elif outcome.state == "Ready":
             report.ready += 1
             report.chunks += outcome.chunks
+            report.facts += outcome.facts
         else:
             report.rejects.append(
                 Reject(str(path), None, outcome.error or outcome.state, field=outcome.state)

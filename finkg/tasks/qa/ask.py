@@ -4,24 +4,30 @@ One question in, one checked `fkg:Answer` out:
 
 1. preprocessing (`retrieval.decompose`): normalized, split into self-contained
    sub-questions (one per asked sentence, one per listed period);
-2. routing, per sub-question (paper 002 §4.1, Figure 2's three paths):
+2. facts (`facts_route`): a numeric question that asks for a line item or a metric of the
+   statements is planned from its own words and computed from the statement facts
+   available before the answer's instant; when every operand is a stored fact, that is the
+   answer (no retrieval, no reader), citing each fact; a yes/no question over a metric gets
+   the computed figure as evidence for the reader; otherwise, the steps below;
+3. routing, per sub-question (paper 002 §4.1, Figure 2's three paths):
    - bank: the memory bank holds a confident match for it as of the answer's instant
      (`retrieval.bank`, paper 002 §4.4); its answer and evidence are taken as they are;
    - tool: it asks about prices and the reader picks a market-data tool for it
      (`tasks.qa.tools`, paper 002 §4.5);
    - documents: multi-path retrieval (`retrieval.passages`: BM25, dense, metadata; RRF
      k=60), chunk bundling, reranking, top-5 (papers 002 §4.2-4.3, 003 stage 5);
-3. if every sub-question was answered by the bank, the answer is the bank's (no reader,
+4. if every sub-question was answered by the bank, the answer is the bank's (no reader,
    paper 002: "bypass ... deep retrieval, reasoning and generation"); a numeric question
    whose operation and operands finkg can read from the blocks' table cells is computed
    by finkg (`arithmetic`, `reader.calculator`: the answer shows the operation and cites
    each operand); otherwise the reader answers the whole question from all the evidence
    blocks in paper 003's JSON schema, citing block ids, and its citations are checked;
-4. grounding (`reader.grounding`): G, Gc, N, J, S_comp and the validation status, recomputed
+5. grounding (`reader.grounding`): G, Gc, N, J, S_comp and the validation status, recomputed
    by finkg whatever the reader said (a calculation's operands are number claims, each
    checked against its block; its operation and result count as grounded only when every
-   operand passes);
-5. the answer, its sub-questions and routes, its citations and its run (every context
+   operand passes; for a question about one line item in one year, a reader's figure must
+   be that fact's value, not merely a number in the cited text: `facts_route.row_check`);
+6. the answer, its sub-questions and routes, its citations and its run (every context
    passage with its rank and reranker score) checked against the shapes and written in one
    commit; `finkg audit` walks from it to the cited chunks, their document, offsets and
    lifecycle transitions.
@@ -32,17 +38,14 @@ bank entries, bars and summaries; the output shapes check it again before the wr
 
 from __future__ import annotations
 
-import dataclasses
 import datetime as dt
 import time
-from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from pyoxigraph import NamedNode, Quad
 
 from finkg.errors import InputError
-from finkg.kg.statements import Section
 from finkg.kg.store import BaseStore
 from finkg.reader import grounding
 from finkg.reader.concurrent import concurrency_of, run_all
@@ -52,27 +55,57 @@ from finkg.reader.schemas import Answer, ToolCall
 from finkg.reader.transport import RequestFailed
 from finkg.reader.usage import Usage, metered
 from finkg.retrieval import bank
-from finkg.retrieval.decompose import clean, decompose
+from finkg.retrieval.decompose import SubQuestion, clean, decompose
 from finkg.retrieval.live import node_texts
-from finkg.retrieval.passages import Hit, PassageRetriever
+from finkg.retrieval.passages import PassageRetriever
 from finkg.retrieval.rerank import Reranker, bundle, rerank
-from finkg.tasks.qa import arithmetic, tools
+from finkg.tasks.qa import arithmetic, facts_route, tools
+from finkg.tasks.qa.blocks import Block, block_text, drop_weakest, numbered
 from finkg.tasks.qa.output import write_answer, write_failed_answer
-from finkg.tasks.qa.types import Asked, Block, Part, QAConfig, Staged
+from finkg.tasks.qa.scoring import bank_answer, scores_of
+from finkg.tasks.qa.types import Asked, Part, QAConfig, Staged
 
-ROUTES = ("bank", "tool", "documents")
+ROUTES = ("facts", "bank", "tool", "documents")
 
 
 @dataclass
 class QA:
-    """What answering needs: the store, the retriever, the reader, optional bank and reranker."""
+    """What answering needs: the store, the retriever, the reader, optional bank and reranker.
+
+    `facts_only(store)` needs none of the retriever, reader or indexes: it answers what the
+    statement facts answer (`answer_from_facts`), in well under a second."""
 
     store: BaseStore
-    retriever: PassageRetriever
-    llm: LLM
+    retriever: PassageRetriever | None
+    llm: LLM | None
     reranker: Reranker | None = None
     matcher: bank.Matcher | None = None
     config: QAConfig = field(default_factory=QAConfig)
+
+    @classmethod
+    def facts_only(cls, store: BaseStore, config: QAConfig | None = None) -> QA:
+        return cls(store, None, None, config=config or QAConfig())
+
+    def answer_from_facts(
+        self,
+        question: str,
+        *,
+        as_of: dt.datetime,
+        company: NamedNode | None = None,
+        documents: Sequence[NamedNode] = (),
+        write: bool = True,
+    ) -> Asked | None:
+        """The answer the statement facts give (written), or None: then `ask` reads."""
+        _check_zone(as_of)
+        staged = self._stage(
+            question, as_of=as_of, company=company, documents=documents, facts_only=True
+        )
+        if staged.facts is None or not staged.facts.answers:
+            return None
+        asked = self._answer(staged)
+        if write:
+            asked.iri = self._write(asked, staged, company, documents)
+        return asked
 
     def ask(
         self,
@@ -101,12 +134,12 @@ class QA:
         the order given, so the answers written are those asked one at a time. A read whose
         request fails for good stops there: the answers before it are written, a run names
         the request (`output.write_failed_answer`), nothing after it is written."""
-        if as_of.tzinfo is None or as_of.utcoffset() is None:
+        _check_zone(as_of)
+        if self.retriever is None or self.llm is None:
             raise InputError(
-                "--as-of needs a zone",
-                field="as_of",
-                value=as_of.isoformat(),
-                hint="e.g. 2024-03-01T16:00:00-05:00",
+                "this QA answers from statement facts only: open it with a retriever and a "
+                "reader (tasks.qa.setup.open_qa) to read",
+                field="qa",
             )
         staged = [
             self._stage(q, as_of=as_of, company=company, documents=documents) for q in questions
@@ -126,18 +159,23 @@ class QA:
                     )
                 raise
             if write:
-                asked.iri = write_answer(
-                    self.store,
-                    asked,
-                    config=self.config,
-                    retriever_paths=self.retriever.paths,
-                    reranker=self.reranker.model_id if self.reranker is not None else "none",
-                    company=company,
-                    documents=documents,
-                    started=s.started,
-                )
+                asked.iri = self._write(asked, s, company, documents)
             out.append(asked)
         return out
+
+    def _write(
+        self, asked: Asked, s: Staged, company: NamedNode | None, documents: Sequence[NamedNode]
+    ) -> NamedNode:
+        return write_answer(
+            self.store,
+            asked,
+            config=self.config,
+            retriever_paths=self.retriever.paths if self.retriever is not None else (),
+            reranker=self.reranker.model_id if self.reranker is not None else "none",
+            company=company,
+            documents=documents,
+            started=s.started,
+        )
 
     def _stage(
         self,
@@ -146,12 +184,26 @@ class QA:
         as_of: dt.datetime,
         company: NamedNode | None,
         documents: Sequence[NamedNode],
+        facts_only: bool = False,
     ) -> Staged:
-        """Preprocessing and routing: everything before the answer's read."""
+        """Preprocessing and routing: everything before the answer's read (with
+        `facts_only`, the facts route alone)."""
         started = dt.datetime.now(dt.UTC)
         with metered() as usage:
             text = clean(question)
             seconds: dict[str, float] = {}
+            t = time.perf_counter()
+            facts = None
+            if self.config.facts:
+                facts = facts_route.route(
+                    self.store, text, as_of=as_of, company=company, documents=documents
+                )
+            seconds["facts"] = time.perf_counter() - t
+            if facts_only or (facts is not None and facts.answers):
+                answered = facts is not None and facts.answers
+                part = Part(SubQuestion(text, None), "facts", facts.blocks if answered else [])
+                blocks = facts.blocks if answered else []
+                return Staged(text, as_of, [part], blocks, seconds, started, usage, facts)
             t = time.perf_counter()
             parts = [Part(sq, "documents") for sq in decompose(text)]
             seconds["preprocess"] = time.perf_counter() - t
@@ -159,18 +211,23 @@ class QA:
                 self._route(
                     part, as_of=as_of, company=company, documents=documents, seconds=seconds
                 )
-        blocks = _numbered([b for p in parts for b in p.blocks])
-        return Staged(text, as_of, parts, blocks, seconds, started, usage)
+        blocks = [b for p in parts for b in p.blocks]
+        if facts is not None and facts.calculation is not None:  # a yes/no judgement's figure
+            blocks.insert(0, facts_route.figure_block(facts.calculation, facts.blocks))
+        return Staged(text, as_of, parts, numbered(blocks), seconds, started, usage, facts)
 
     def _answer(self, s: Staged) -> Asked:
         """The reader's answer from the staged evidence, and its grounding (no store)."""
         t = time.perf_counter()
         blocks = s.blocks
         calc = None
+        facts = s.facts
         with metered() as usage:
             try:
-                if all(p.route == "bank" for p in s.parts):
-                    output, result = _bank_answer(s.parts, blocks), None
+                if facts is not None and facts.answers and facts.calculation is not None:
+                    output, result = facts_route.answer_of(facts.calculation, blocks), None
+                elif all(p.route == "bank" for p in s.parts):
+                    output, result = bank_answer(s.parts, blocks), None
                 elif (calc := self._calculate(s.text, blocks)) is not None:
                     output, result = arithmetic.answer_of(calc), None
                 else:
@@ -179,13 +236,24 @@ class QA:
                 e.usage = usage
                 raise
         seconds = {**s.seconds, "read": time.perf_counter() - t}
-        derived = [str(calc)] if calc is not None else []
-        scores, status = _grounding(output, result, blocks, derived)
+        computed = facts.calculation if facts is not None and facts.answers else None
+        derived = [str(calc)] if calc is not None else [str(computed)] if computed else []
+        scores, status = scores_of(output, result, blocks, derived)
+        if computed is not None and status == "High":
+            status = computed.status  # how sure finkg is of the formula and the operands
+        if result is not None and output is not None:  # a reader's answer: the row check
+            claims = [c.value for c in output.numbers]
+            if facts_route.row_check(facts, claims) is False:
+                scores["n"] = 0.0
+                scores["s_comp"] = grounding.s_comp(scores["g"], scores["j"], 0.0)
+                status = "Requires Review" if status in ("High", "Medium", "Low") else status
         usage.add(s.usage)
         asked = Asked(
             s.text, s.as_of, s.parts, blocks, output, result, scores, status, seconds, usage=usage
         )
         asked.calculation = calc
+        asked.facts = computed
+        asked.note = facts.note if facts is not None else ""
         return asked
 
     # -- routing ---------------------------------------------------------------------------
@@ -278,7 +346,7 @@ class QA:
         part.hits = [h for h, _ in top]
         labels = [self.retriever.section(h.passage, tables=True) for h, _ in top]
         part.blocks = [
-            Block("C", "", _block_text(h, body, c.block_chars, lab), h.node, (h.node,), rank, s)
+            Block("C", "", block_text(h, body, c.block_chars, lab), h.node, (h.node,), rank, s)
             for rank, ((h, s), body, lab) in enumerate(zip(top, bodies, labels, strict=True), 1)
         ]
 
@@ -307,84 +375,20 @@ class QA:
             except ContextOverflow:
                 if not blocks:
                     raise
-                blocks = _numbered(_drop_weakest(blocks))
+                blocks = numbered(drop_weakest(blocks))
                 continue
             output = result.output if isinstance(result.output, Answer) else None
             return output, result, blocks
 
 
-def _block_text(hit: Hit, body: str, limit: int, section: Section | None = None) -> str:
-    """The block as the reader sees it: its document's title, the label of the statement or
-    table it lies in (title, period and units line: the header its rows belong to), its
-    text."""
-    head = hit.passage.title or hit.passage.document.value.rsplit("/", 1)[-1]
-    body = body if len(body) <= limit else body[:limit].rsplit(" ", 1)[0] + " ..."
-    if section is not None:
-        return f"({head}) {section.label}\n{body}"
-    return f"({head}) {body}"
-
-
-def _numbered(blocks: list[Block]) -> list[Block]:
-    """Ids by kind and order: C1, C2 for passages, B1 for bank entries, T1 for tool results."""
-    counts: Counter[str] = Counter()
-    out = []
-    for b in blocks:
-        counts[b.kind] += 1
-        out.append(dataclasses.replace(b, id=f"{b.kind}{counts[b.kind]}"))
-    return out
-
-
-def _drop_weakest(blocks: list[Block]) -> list[Block]:
-    passages = [b for b in blocks if b.kind == "C"]
-    if not passages:
-        return blocks[:-1]
-    weakest = passages[-1]
-    return [b for b in blocks if b is not weakest]
-
-
-def _bank_answer(parts: list[Part], blocks: list[Block]) -> Answer:
-    """The bank's answers as they stand, each citing its entry's block."""
-    insights = [
-        {"text": f"{p.question.text} {p.answer}", "citations": [b.id]}
-        for p, b in zip(parts, blocks, strict=True)
-    ]
-    return Answer.model_validate(
-        {
-            "summary": " ".join(str(p.answer) for p in parts),
-            "insights": insights,
-            "signals": [],
-            "citations": [b.id for b in blocks],
-            "numbers": [],
-            "validation_status": "High",
-        }
-    )
-
-
-def _grounding(
-    output: Answer | None,
-    result: ReadResult | None,
-    blocks: list[Block],
-    derived: Sequence[str] = (),
-) -> tuple[dict[str, float], str]:
-    """G, Gc, N, J, S_comp and the status, from the answer and the evidence it had;
-    `derived`: finkg's own calculations, grounded only when every number claim passes N."""
-    json_valid = output is not None and (result is None or result.json_valid)
-    if output is None:
-        scores = {"g": 0.0, "gc": 0.0, "n": 0.0, "j": 0.0}
-        scores["s_comp"] = 0.0
-        return scores, "Critical Issues"
-    by_id = {b.id: b.text for b in blocks}
-    claimed = " ".join([output.summary, *(i.text for i in output.insights)])
-    n = grounding.numeric_consistency((c.value, by_id.get(c.citation)) for c in output.numbers)
-    evidence = list(by_id.values()) + (list(derived) if n == 1.0 else [])
-    g = grounding.groundedness(claimed, evidence)
-    j = 1.0 if json_valid else 0.0
-    s = grounding.s_comp(g.g, j, n)
-    uncited = sum(1 for i in output.insights if not i.citations)
-    status = grounding.validation_status(
-        s=s, gc=g.gc, json_valid=json_valid, uncited_insights=uncited
-    )
-    return {"g": g.g, "gc": g.gc, "n": n, "j": j, "s_comp": s}, status
+def _check_zone(as_of: dt.datetime) -> None:
+    if as_of.tzinfo is None or as_of.utcoffset() is None:
+        raise InputError(
+            "--as-of needs a zone",
+            field="as_of",
+            value=as_of.isoformat(),
+            hint="e.g. 2024-03-01T16:00:00-05:00",
+        )
 
 
 __all__ = ["QA", "ROUTES", "Asked", "Block", "QAConfig", "Quad"]

@@ -2,9 +2,10 @@
 (`fkg:answerJson`, block ids rewritten to IRIs), one `fkg:Citation` per cited evidence
 node, one `fkg:SubQuestion` per part with its route, and the run with the passages it
 used, checked against the output shapes and written in one commit (`kg.outputs`). The run
-of an answer finkg computed (`tasks.qa.arithmetic`) names the calculator as its model and
-holds the calculation (operation, operands with their blocks, result) in its parameters, as
-a reader's run holds its prompt hash."""
+of an answer finkg computed (`tasks.qa.arithmetic`, or from statement facts:
+`tasks.qa.fact_calc`) names the calculator as its model and holds the calculation
+(operation or formula, operands with their blocks or facts, result) in its parameters, as
+a reader's run holds its prompt hash; it used the statement facts it cites."""
 
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ from finkg.ontology.terms import FKG, PROV, RDF, RDFS
 from finkg.reader import calculator
 from finkg.reader.read import prompt
 from finkg.reader.transport import RequestFailed
+from finkg.tasks.qa import fact_calc
 from finkg.tasks.qa.types import Asked, Block, QAConfig, Staged
 from finkg.tasks.records import run_cost
 
@@ -43,6 +45,8 @@ def write_answer(
     calc = asked.calculation
     if asked.read is not None:
         model_id = asked.read.model
+    elif asked.facts is not None:
+        model_id = fact_calc.MODEL_ID
     else:
         model_id = calculator.MODEL_ID if calc is not None else "memory-bank"
     parameters = {
@@ -55,12 +59,14 @@ def write_answer(
         "seconds": {k: round(v, 3) for k, v in asked.seconds.items()},
         # a computed answer has no prompt: the run records what was computed instead
         **({"calculation": str(calc)} if calc is not None else {}),
+        **({"facts": str(asked.facts)} if asked.facts is not None else {}),
+        **({"facts_note": asked.note} if asked.note else {}),
     }
     key = json.dumps(parameters | {"seconds": None}, sort_keys=True)
     output = mint("answer", asked.question, asked.as_of.isoformat(), model_id, key, base=base)
     digest = asked.read.prompt_hash if asked.read is not None else None
     run = run_iri(store, "qa", output.value)
-    passages = [b for b in asked.blocks if b.kind == "C"]
+    passages = [b for b in asked.blocks if b.kind in ("C", "F")]  # chunks and statement facts
     record = RunRecord(
         task="qa",
         model_id=model_id,

@@ -156,14 +156,21 @@ def answer(
     config: QAConfig | None = None,
     stage: Callable[[str], None] | None = None,
 ) -> Asked:
-    """`finkg ask`: the inputs checked first (the ticker, the reranker's name), then the
-    indexes, reader and reranker opened (tens of seconds), then one answer, written."""
+    """`finkg ask`: the inputs checked first (the ticker, the reranker's name); a question
+    the statement facts answer is answered from them (no index or reader is opened);
+    otherwise the indexes, reader and reranker are opened (tens of seconds), then one
+    answer; written either way."""
     say = stage or (lambda _: None)
     node = resolve_company(store, company)
     if rerank not in RERANKERS:
         raise InputError(
             "unknown reranker", field="--rerank", value=rerank, hint=", ".join(RERANKERS)
         )
+    if config is None or config.facts:
+        say("computing from statement facts")
+        quick = QA.facts_only(store, config).answer_from_facts(question, as_of=as_of, company=node)
+        if quick is not None:
+            return quick
     say("opening indexes and reader")
     qa = open_qa(store, settings, rerank=rerank, config=config)
     say("answering")

@@ -1,11 +1,12 @@
 """What an answer is made of (papers 002 + 003): the configuration, the evidence blocks the
-reader sees, each sub-question with its route, and the whole `Asked` record. `ask` builds
-them and `output` writes them; both import them from here."""
+reader sees (`blocks.Block`), each sub-question with its route, and the whole `Asked`
+record. `ask` builds them and `output` writes them; both import them from here."""
 
 from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from pyoxigraph import NamedNode
 
@@ -16,6 +17,11 @@ from finkg.reader.schemas import Answer
 from finkg.reader.usage import Usage
 from finkg.retrieval.decompose import SubQuestion
 from finkg.retrieval.passages import PATHS, Hit
+from finkg.tasks.qa.blocks import Block
+
+if TYPE_CHECKING:
+    from finkg.tasks.qa.fact_calc import FactCalculation
+    from finkg.tasks.qa.facts_route import FactsOutcome
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -30,9 +36,11 @@ class QAConfig:
     calculate: a numeric question is answered by finkg's calculator over the blocks'
     table cells (`arithmetic`) when it can read the operation and the operands, else by
     the reader; choose_by_reader: the reader scores the operation or a row as options
-    where the rules leave them open. The paths are the levers the page-level benchmark
-    adds (benchmarks/qa_retrieval.py, issue 28); BM25's k1, b and the weights stay at their
-    usual values until its dev run chooses them (benchmarks/reports/qa.md)."""
+    where the rules leave them open; facts: a numeric question about the statements is
+    computed from the statement facts first (`facts_route`). The paths are the levers the
+    page-level benchmark adds (benchmarks/qa_retrieval.py, issue 28); BM25's k1, b and the
+    weights stay at their usual values until its dev run chooses them
+    (benchmarks/reports/qa.md)."""
 
     paths: tuple[str, ...] = ("sparse", "dense", "statement", "parts")
     weights: tuple[tuple[str, float], ...] = ()
@@ -41,6 +49,7 @@ class QAConfig:
     b: float = 0.75
     calculate: bool = True
     choose_by_reader: bool = True
+    facts: bool = True
     depth: int = 100
     pool: int = 20
     top: int = 5
@@ -79,20 +88,6 @@ class QAConfig:
         return out
 
 
-@dataclass(frozen=True)
-class Block:
-    """One evidence block the reader sees: its `kind` (C a passage, B a bank entry, T a tool
-    result), `id` (C1, B1, T1), its text and what it points at."""
-
-    kind: str
-    id: str
-    text: str
-    node: NamedNode  # the passage, bank entry or tool node
-    cites: tuple[NamedNode, ...]  # stored evidence a citation of this block resolves to
-    rank: int = 0
-    score: float | None = None
-
-
 @dataclass
 class Part:
     """A sub-question and what answered it."""
@@ -118,6 +113,8 @@ class Asked:
     iri: NamedNode | None = None
     usage: Usage = field(default_factory=Usage)  # what its reads cost (`reader.usage`)
     calculation: Calculation | None = None  # finkg's arithmetic, when it answered
+    facts: FactCalculation | None = None  # finkg's computation from statement facts
+    note: str = ""  # what the facts route made of the question
 
     @property
     def summary(self) -> str:
@@ -135,3 +132,4 @@ class Staged:
     seconds: dict[str, float]
     started: dt.datetime
     usage: Usage  # what routing cost (tool choice, LLM reranking)
+    facts: FactsOutcome | None = None  # the facts route's outcome

@@ -1,0 +1,61 @@
+"""An answer's scores and status (paper 003): groundedness, numeric consistency, JSON
+validity, S_comp and the validation status, recomputed by finkg whatever the reader said;
+and the memory bank's answer as it stands."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from finkg.reader import grounding
+from finkg.reader.read import ReadResult
+from finkg.reader.schemas import Answer
+from finkg.tasks.qa.blocks import Block
+from finkg.tasks.qa.types import Part
+
+
+def bank_answer(parts: list[Part], blocks: list[Block]) -> Answer:
+    """The bank's answers as they stand, each citing its entry's block."""
+    insights = [
+        {"text": f"{p.question.text} {p.answer}", "citations": [b.id]}
+        for p, b in zip(parts, blocks, strict=True)
+    ]
+    return Answer.model_validate(
+        {
+            "summary": " ".join(str(p.answer) for p in parts),
+            "insights": insights,
+            "signals": [],
+            "citations": [b.id for b in blocks],
+            "numbers": [],
+            "validation_status": "High",
+        }
+    )
+
+
+def scores_of(
+    output: Answer | None,
+    result: ReadResult | None,
+    blocks: list[Block],
+    derived: Sequence[str] = (),
+) -> tuple[dict[str, float], str]:
+    """G, Gc, N, J, S_comp and the status, from the answer and the evidence it had;
+    `derived`: finkg's own calculations, grounded only when every number claim passes N."""
+    json_valid = output is not None and (result is None or result.json_valid)
+    if output is None:
+        scores = {"g": 0.0, "gc": 0.0, "n": 0.0, "j": 0.0}
+        scores["s_comp"] = 0.0
+        return scores, "Critical Issues"
+    by_id = {b.id: b.text for b in blocks}
+    claimed = " ".join([output.summary, *(i.text for i in output.insights)])
+    n = grounding.numeric_consistency((c.value, by_id.get(c.citation)) for c in output.numbers)
+    evidence = list(by_id.values()) + (list(derived) if n == 1.0 else [])
+    g = grounding.groundedness(claimed, evidence)
+    j = 1.0 if json_valid else 0.0
+    s = grounding.s_comp(g.g, j, n)
+    uncited = sum(1 for i in output.insights if not i.citations)
+    status = grounding.validation_status(
+        s=s, gc=g.gc, json_valid=json_valid, uncited_insights=uncited
+    )
+    return {"g": g.g, "gc": g.gc, "n": n, "j": j, "s_comp": s}, status
+
+
+__all__ = ["bank_answer", "scores_of"]
