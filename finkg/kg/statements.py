@@ -130,6 +130,9 @@ def statement_sections(text: str) -> list[Section]:
     """Each statement in `text` (module docstring), in order."""
     lines = [(m.start(), m.group()) for m in _LINE.finditer(text) if m.group().strip()]
     titles = [(i, kind) for i, (_, line) in enumerate(lines) if (kind := title_kind(line))]
+    stacked = _stacked_titles(lines, {i for i, _ in titles})
+    written = {i: title for i, _kind, title in stacked}
+    titles = sorted({*titles, *((i, kind) for i, kind, _title in stacked)})
     out = []
     for n, (i, kind) in enumerate(titles):
         start = lines[i][0]
@@ -157,8 +160,28 @@ def statement_sections(text: str) -> list[Section]:
                 end = min(end, lines[stop][0])
         end = max(end, start + len(lines[i][1]))
         years = tuple(dict.fromkeys(int(y) for h in header for y in _YEAR.findall(h)))
-        out.append(Section(kind, start, end, lines[i][1].strip(), tuple(header), years))
+        title = written.get(i, lines[i][1].strip())
+        out.append(Section(kind, start, end, title, tuple(header), years))
     return [s for s in out if s.end > s.start]
+
+
+def _stacked_titles(lines: list[tuple[int, str]], known: set[int]) -> list[tuple[int, str, str]]:
+    """Titles a PDF's text sets one word a line ("CONSOLIDATED" / "BALANCE" / "SHEETS"):
+    up to six lines of one or two words each that read as a title together, as (the last
+    of them, where the header follows; the kind; the title's words joined)."""
+    out = []
+    for i in range(len(lines)):
+        words: list[str] = []
+        for j in range(i, min(i + 6, len(lines))):
+            part = lines[j][1].strip()
+            if "|" in part or len(part.split()) > 2:
+                break
+            words.append(part)
+            kind = title_kind(" ".join(words)) if j > i else None
+            if kind is not None and j not in known and not any(k in known for k in range(i, j + 1)):
+                out.append((j, kind, " ".join(words)))
+                break
+    return out
 
 
 def table_sections(text: str) -> list[Section]:

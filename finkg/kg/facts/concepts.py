@@ -48,6 +48,7 @@ _EQUITY_OF = re.compile(
     r"(equity|investment)$"
 )
 _PUNCT = re.compile(r"[^a-z0-9& ]+")
+_QUALIFIER = re.compile(r",\s*(?:net\s+of|excluding|less|including|inclusive\s+of)\b.*$")
 
 
 def normalize(label: str) -> str:
@@ -60,6 +61,8 @@ def normalize(label: str) -> str:
         text = stripped
     text = text.replace("&", " and ").replace("-", " ").replace("—", " ").replace("–", " ")
     text = " ".join(text.replace(":", " ").split()).strip(" ,.;")
+    # a qualifier after the line item: "Capital expenditures, net of construction payable"
+    text = _QUALIFIER.sub("", text)
     text = _ATTRIBUTABLE.sub(r"\1 to parent", text)
     if m := _EQUITY_OF.match(text):
         kind = "shareholders" if m.group(1).startswith("share") else "stockholders"

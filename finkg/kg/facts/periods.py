@@ -78,13 +78,20 @@ def _dates(text: str) -> list[dt.date]:
 
 def header_periods(header: list[str], kind: str) -> list[Period]:
     """The columns' periods, left to right; empty when the header does not say."""
-    text = " | ".join(header)
+    text = " ".join(header)  # a date may run over lines ("December" / "31," / "2018")
     durations = [d for d, pattern in _DURATIONS if pattern.search(text)]
     instant = kind == "balance"
     columns: list[tuple[int, dt.date | None]] = []
     dates = _dates(text)
+    # "Fiscal 2019 | Fiscal 2018" names each column's fiscal year; one "Fiscal Year 2022"
+    # over "2021 | 2020" is a caption, and the years are read as the others are
     fiscal = [int(m["year"]) for m in _FISCAL.finditer(text)]
-    years = [int(m["year"]) for m in _YEAR.finditer(_FISCAL.sub(" ", text))]
+    if len(fiscal) < 2:
+        fiscal = []
+    # each column's year once: a header may name them twice ("Fiscal years ended December
+    # 31, 2022, December 25, 2021 ..." over "2022 | 2021")
+    plain = _FISCAL.sub(" ", text) if fiscal else text
+    years = list(dict.fromkeys(int(m["year"]) for m in _YEAR.finditer(plain)))
     if dates and len(dates) >= len(years):
         columns = [(fiscal_year_of(d), d) for d in dates]
     else:  # years under one month and day ("Year Ended December 31, | 2019 | 2018")

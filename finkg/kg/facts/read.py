@@ -13,8 +13,11 @@ rows up to a footer or a paragraph). Within one:
   label as printed (a row such as "Basic" with the heading it stands under, "Earnings per
   share: Basic"), the concept that label reads as in this statement (`concepts`), the
   value as a decimal with the sign read from parentheses (a dash is zero), and the span of
-  the row in the text. A row with more figures than columns gives its last ones (a note
-  reference comes first); a row with fewer is left out, as are rows that are not figures.
+  the row in the text. A row with one more cell than columns, a small whole number first,
+  gives the others (a note reference comes first); any other row whose cells are not its
+  columns' figures is left out. A row of figures with no label is its heading's total
+  ("Revenues" over its parts, then "5,162 | 12,900") when the heading reads as a line item
+  no row under it has given yet.
 
 Nothing here knows a company or a document: the rules are the layout of US statements.
 
@@ -160,28 +163,44 @@ def _section_facts(text: str, section: Section) -> list[Fact]:
     if m := _SHARES_SCALE.search(words):
         shares = _SCALES[m.group(1).lower()]
     out: list[Fact] = []
-    heading, pending = "", ""
+    # the header's last line may already be the first rows' heading ("Revenues")
+    last = header[-1].strip() if header else ""
+    caption = re.search(
+        r"\d|\b(?:millions?|thousands?|billions?|ended|except|fiscal)\b", last, re.I
+    )
+    heading = last.rstrip(":").strip() if last and "|" not in last and not caption else ""
+    pending = ""
+    seen: set[NamedNode] = set()  # the concepts read since the heading
     for offset, line in lines[size:]:
         if "|" not in line:
             if line.rstrip().endswith(":") or not line[:1].islower():
                 heading, pending = line.strip().rstrip(":").strip(), line.strip()
+                seen = set()
             else:
                 pending = (pending + " " + line.strip()).strip()
             continue
         cells = [c.strip() for c in line.split("|")]
         # a label the layout split into cells ("Total | current assets | 5,121.3") runs to
         # the first figure
-        first = next((i for i, c in enumerate(cells) if i and _number(c) is not None), len(cells))
+        first = next((i for i, c in enumerate(cells) if _number(c) is not None), len(cells))
         label, values = " ".join(cells[:first]), cells[first:]
         if label[:1].islower() and pending:  # a label printed over two lines
             label = pending + " " + label
         pending = ""
-        if not _LABEL_WORDS.search(label) or len(values) < len(periods):
+        if not _fits(values, len(periods)):
             continue
         parsed = [_number(v) for v in values[-len(periods) :]]
         if any(p is None for p in parsed):
             continue
-        concept, printed_label = _concept(label, heading, section.kind)
+        if _LABEL_WORDS.search(label):
+            concept, printed_label = _concept(label, heading, section.kind)
+        else:  # a total printed without a label: its heading's, where none was read yet
+            concept = concept_of(heading, section.kind) if heading else None
+            if concept is None or concept in seen:
+                continue
+            printed_label = f"{heading} (a total row without a label)"
+        if concept is not None:
+            seen.add(concept)
         columns = zip(periods, values[-len(periods) :], parsed, strict=True)
         for column, (period, cell, number) in enumerate(columns):
             value, is_percent = number  # type: ignore[misc]  # None was ruled out above
@@ -202,6 +221,16 @@ def _section_facts(text: str, section: Section) -> list[Fact]:
                 )
             )
     return out
+
+
+def _fits(values: list[str], columns: int) -> bool:
+    """Whether a row's cells are its columns' figures: as many, or one more that is a note
+    reference before them ("Note 5 | 1,234 | 1,100": a small whole number)."""
+    if len(values) == columns:
+        return True
+    if len(values) == columns + 1:
+        return re.fullmatch(r"\(?\d{1,2}\)?", values[0].strip()) is not None
+    return False
 
 
 def _scale_of(words: str) -> int:
