@@ -13,8 +13,9 @@ False sends the batch to the SPARQL checks, so every report still comes from the
 
 It follows `compile.py`'s SPARQL: the union of the statements' graphs is the data,
 targets are the checks' classes (subclasses included), and a constraint holds where its
-query would return no row. Tests hold it to that: every invalid shape fixture is held
-back at the shape it breaks, the valid fixture passes (but for the nodes a SHACL-SPARQL
+query would return no row; the subjects of a predicate a check targets
+(sh:targetSubjectsOf: revisions) are checked as class targets are. Tests hold it to that:
+every invalid shape fixture is held back at the shape it breaks, the valid fixture passes (but for the nodes a SHACL-SPARQL
 constraint targets), and the lexical forms, comparisons and patterns it passes are
 checked against Oxigraph's on generated literals.
 """
@@ -73,6 +74,26 @@ def doubts(statements: Iterable[Statement]) -> Iterator[tuple[NamedNode | BlankN
         for check, holds in _checks_for(frozenset(classes)):
             if not holds(props.get(check.path, ()), props, types):
                 yield subject, check  # type: ignore[misc]
+    targeted = _subject_targets()
+    for subject, props in values.items():  # sh:targetSubjectsOf: the subjects of a predicate
+        for predicate in props.keys() & targeted.keys():
+            for check, holds in targeted[predicate]:
+                if not holds(props.get(check.path, ()), props, types):
+                    yield subject, check
+
+
+@cache
+def _subject_targets() -> dict[str, tuple[tuple[Check, Test], ...]]:
+    """The checks that target the subjects of a predicate (sh:targetSubjectsOf), by it."""
+    out: dict[str, list[tuple[Check, Test]]] = {}
+    for check in finkg_checks():
+        if check.other_targets:
+            for iri in dict.fromkeys(_SUBJECTS_OF.findall(check.query)):
+                out.setdefault(iri, []).append((check, _test(check)))
+    return {k: tuple(v) for k, v in out.items()}
+
+
+_SUBJECTS_OF = re.compile(r"\?focus <([^<>\s]+)> \[\] \.")
 
 
 Test = Callable[[list[Term], dict[str, list[Term]], dict[object, set[str]]], bool]

@@ -13,6 +13,8 @@ interests>" as "X attributable to parent" and "total <anyone's> shareholders' eq
 'shareholders equity'
 >>> normalize("Property and equipment, net"), normalize("Net income (loss)")
 ('property and equipment', 'net income')
+>>> normalize("Total liabilities and stockholders' equity")
+'liabilities and shareholders equity'
 >>> concept_of("Merchandise inventories", "balance").value
 'https://w3id.org/finkg/items#Inventories'
 >>> concept_of("Income taxes", "balance") is None
@@ -44,8 +46,8 @@ _PARENS = re.compile(r"\([^()]*\)")
 _MARKS = re.compile(r"[*†‡§¹²³⁴⁵]|\[\d+\]")
 _ATTRIBUTABLE = re.compile(r"\b(attributable|available) to (?!.*non ?controlling)[a-z0-9 .,&'’-]+$")
 _EQUITY_OF = re.compile(
-    r"^(?:total )?(?:[a-z0-9.,&'’ -]+ )?(share(?:holder|owner)s?|stockholders?)['’]? "
-    r"(equity|investment)$"
+    r"^(?:total )?(?!.*\bliabilit)(?:[a-z0-9.,&'’ -]+ )?"
+    r"(share(?:holder|owner)s?|stockholders?)['’]? (equity|investment)$"
 )
 _PUNCT = re.compile(r"[^a-z0-9& ]+")
 _QUALIFIER = re.compile(r",\s*(?:net\s+of|excluding|less|including|inclusive\s+of)\b.*$")

@@ -51,7 +51,7 @@ from finkg.reader import grounding
 from finkg.reader.concurrent import concurrency_of, run_all
 from finkg.reader.llm import LLM, ContextOverflow
 from finkg.reader.read import ReadResult, prompt, read
-from finkg.reader.schemas import Answer, ToolCall
+from finkg.reader.schemas import Answer, Insight, ToolCall
 from finkg.reader.transport import RequestFailed
 from finkg.reader.usage import Usage, metered
 from finkg.retrieval import bank
@@ -241,6 +241,10 @@ class QA:
         scores, status = scores_of(output, result, blocks, derived)
         if computed is not None and status == "High":
             status = computed.status  # how sure finkg is of the formula and the operands
+        figure = facts.calculation if facts is not None and not facts.answers else None
+        if figure is not None and output is not None:  # a yes/no judgement over a metric
+            note = f"finkg computed from the statements: {figure}; the judgement is the reader's"
+            output.insights.append(Insight(text=note[:300], citations=["F1"]))
         if result is not None and output is not None:  # a reader's answer: the row check
             claims = [c.value for c in output.numbers]
             if facts_route.row_check(facts, claims) is False:

@@ -207,8 +207,12 @@ def _asked(question: str) -> str:
     ask = next((s for s in sentences if "?" in s), None) or next(
         (s for s in sentences if _ASK.search(s)), ""
     )
-    if _YES_NO.search(ask) and (m := _BASED_ON.search(ask)):
-        return m.group("what")
+    if _YES_NO.search(ask):
+        named = _named_metric(ask)
+        if named is not None:
+            return named
+        if m := _BASED_ON.search(ask):
+            return m.group("what")
     m = _ASK.search(ask)
     if m is None:
         raise NoPlan("no 'what is' or 'how much' part")
@@ -221,6 +225,14 @@ def _asked(question: str) -> str:
     rest = _POSSESSIVE.sub("", rest)
     rest = re.sub(r"\(\s*\)", " ", rest)
     return " ".join(rest.split()).strip(" ,.?")
+
+
+def _named_metric(text: str) -> str | None:
+    """The longest metric of the library a sentence names ("positive working capital",
+    "its quick ratio", "gross margins"), else None."""
+    words = key(text)
+    found = [name for name in library().names if re.search(rf"\b{re.escape(name)}s?\b", words)]
+    return max(found, key=len) if found else None
 
 
 def plan(question: str) -> Plan:
