@@ -15,8 +15,8 @@ It follows `compile.py`'s SPARQL: the union of the statements' graphs is the dat
 targets are the checks' classes (subclasses included), and a constraint holds where its
 query would return no row; the subjects of a predicate a check targets
 (sh:targetSubjectsOf: revisions) are checked as class targets are. Tests hold it to that:
-every invalid shape fixture is held back at the shape it breaks, the valid fixture passes (but for the nodes a SHACL-SPARQL
-constraint targets), and the lexical forms, comparisons and patterns it passes are
+every invalid shape fixture is held back at the shape it breaks, the valid fixture passes
+(but for the nodes a SHACL-SPARQL constraint targets), and the lexical forms, comparisons and patterns it passes are
 checked against Oxigraph's on generated literals.
 """
 
