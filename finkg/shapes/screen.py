@@ -16,8 +16,8 @@ targets are the checks' classes (subclasses included), and a constraint holds wh
 query would return no row; the subjects of a predicate a check targets
 (sh:targetSubjectsOf: revisions) are checked as class targets are. Tests hold it to that:
 every invalid shape fixture is held back at the shape it breaks, the valid fixture passes
-(but for the nodes a SHACL-SPARQL constraint targets), and the lexical forms, comparisons and patterns it passes are
-checked against Oxigraph's on generated literals.
+(but for the nodes a SHACL-SPARQL constraint targets), and the lexical forms, comparisons
+and patterns it passes are checked against Oxigraph's on generated literals.
 """
 
 from __future__ import annotations
