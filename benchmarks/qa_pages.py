@@ -8,7 +8,8 @@ character spans. This module:
   so that building a store and locating pages read the same text, and a second store (a
   different chunking) does not extract again;
 - gives the extractor the lifecycle calls (`PageCache.extractor`): for a PDF, exactly
-  `pdf_to_text`'s text, from the cached pages;
+  `pdf_to_text`'s text, from the cached pages, with the pages (where they start: facts'
+  page numbers);
 - locates each page in a document's normalized text (`page_spans`): the pages are found in
   order, each from where the previous one ended, so a page is where the document text has it;
 - turns a ranked list of chunks into a ranked list of pages (`ranked_pages`): a chunk
@@ -58,11 +59,12 @@ class PageCache:
         return self.pages(pdf.read_bytes(), source=str(pdf))
 
     def extractor(self):
-        def extract(upload: lifecycle.Upload) -> str:
+        def extract(upload: lifecycle.Upload) -> str | lifecycle.Extracted:
             if upload.media_type != doctext.PDF:
                 return default_extract(upload)
             pages = self.pages(upload.data, source=upload.source)
-            return doctext.normalize("\n\n".join(p for p in pages if p))
+            text = doctext.normalize("\n\n".join(p for p in pages if p))
+            return lifecycle.Extracted(text, tuple(pages))
 
         return extract
 

@@ -10,6 +10,7 @@ import datetime as dt
 import io
 import json
 from decimal import Decimal
+from pathlib import Path
 from zoneinfo import ZoneInfo
 
 import pytest
@@ -283,3 +284,51 @@ def test_finkg_facts_lists_them_as_csv(store: BaseStore) -> None:
         cli, ["facts", "ACME", "--concept", "Moon"], env={"FINKG_STORE": store.location}
     )
     assert bad.exit_code == 2 and "no such core line item" in bad.output
+
+
+SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
+needs_shared = pytest.mark.skipif(not SHARED.is_dir(), reason="../shared/data is absent")
+
+
+@needs_shared
+def test_a_real_10k_in_inline_xbrl_html_gives_its_statement_facts() -> None:
+    import gzip
+
+    from finkg.kg.ingest.doctext import html_to_text
+
+    raw = gzip.decompress((SHARED / "event/edgar/html/aapl-10-k-2024-11-01.html.gz").read_bytes())
+    facts = _facts(html_to_text(raw))
+    assert facts["Revenue", 2024].value == Decimal("391035000000")  # type: ignore[attr-defined]
+    assert facts["NetIncome", 2024].value == Decimal("93736000000")  # type: ignore[attr-defined]
+    assert facts["Assets", 2024].value == Decimal("364980000000")  # type: ignore[attr-defined]
+    eps = facts["EarningsPerShareDiluted", 2024]
+    assert (eps.value, eps.unit) == (Decimal("6.08"), "USD/share")  # type: ignore[attr-defined]
+    shares = facts["SharesDiluted", 2024]  # "which are reflected in thousands"
+    assert (shares.value, shares.unit) == (Decimal("15408095000"), "shares")  # type: ignore[attr-defined]
+
+
+@needs_shared
+def test_a_real_10k_pdf_gives_facts_on_the_page_that_prints_them(tmp_path: Path) -> None:
+    pdf = SHARED / "qa/financebench/pdfs/BESTBUY_2019_10K.pdf"
+    store = open_store(None)
+    init_store(store)
+    (tmp_path / "c.csv").write_text("ticker,name\nBBY,Best Buy\n")
+    ingest(
+        store,
+        "companies",
+        loader("companies"),
+        [tmp_path / "c.csv"],
+        IngestOptions(graphs=store.graphs),
+    )
+    (tmp_path / pdf.name).symlink_to(pdf)
+    (tmp_path / (pdf.name + ".meta.json")).write_text(
+        '{"published": "2019-03-28", "tickers": ["BBY"]}'
+    )
+    assert ingest_documents(store, [tmp_path / pdf.name]).ready == 1
+    facts = stored_facts(store, before=AFTER, company=mint("company", "BBY"), year=2019)
+    inventories = next(f for f in facts if f.concept == by_name("Inventories").concept)
+    assert (inventories.value, inventories.page) == (Decimal("5409000000"), 52)
+    from finkg.kg.ingest.doctext import pdf_pages
+
+    page = pdf_pages(pdf.read_bytes())[inventories.page - 1]
+    assert "Merchandise inventories | 5,409 | 5,209" in page

@@ -49,11 +49,17 @@ HEADER_LINES = 8
 _SCALES = {"thousand": 3, "million": 6, "billion": 9}
 _SCALE = re.compile(r"\b(thousand|million|billion)s?\b", re.I)
 _SHARES_EXCEPTED = re.compile(r"except\b[^.;)]*\bshares?\b(?!\s+data)(?!\s+amounts?\s+in)", re.I)
-_SHARES_SCALE = re.compile(r"shares?\b[^.;)]{0,20}\bin\s+(thousand|million|billion)s?", re.I)
+_SHARES_SCALE = re.compile(r"shares?\b[^.;)]{0,40}\bin\s+(thousand|million|billion)s?", re.I)
+_SHARE_COUNT = re.compile(
+    r"^(?:[^:]*:\s*)?(?:shares\b|weighted[- ]average|number\s+of|average\s+(?:common\s+)?shares)"
+    r"|\bshares\s+(?:used|outstanding|issued)\b",
+    re.I,
+)
 _CELL = re.compile(
     r"^(?P<open>\()?\s*(?:US)?\$?\s*(?P<open2>\()?\s*(?P<num>\d[\d,]*(?:\.\d+)?|\.\d+)\s*"
     r"(?P<pct>%)?\s*(?P<close>\))?\s*(?P<pct2>%)?$"
 )
+_SIGNS = frozenset(("$", "US$", "€", "£", "¥", ""))
 _DASH = re.compile(r"^\$?\s*[-–—]+\s*%?$")
 _LABEL_WORDS = re.compile(r"[A-Za-z]{2,}")
 
@@ -179,7 +185,9 @@ def _section_facts(text: str, section: Section) -> list[Fact]:
             else:
                 pending = (pending + " " + line.strip()).strip()
             continue
-        cells = [c.strip() for c in line.split("|")]
+        # a currency sign in a cell of its own (HTML tables: "Net income | $ | 93,736") is
+        # the next figure's
+        cells = [c.strip() for c in line.split("|") if c.strip() not in _SIGNS]
         # a label the layout split into cells ("Total | current assets | 5,121.3") runs to
         # the first figure
         first = next((i for i, c in enumerate(cells) if _number(c) is not None), len(cells))
@@ -271,9 +279,11 @@ def _unit(label: str, is_percent: bool, money: int, shares: int) -> tuple[str, i
     lowered = label.lower()
     if is_percent:
         return "percent", 0
+    if _SHARE_COUNT.search(label):  # "Shares used in computing earnings per share: Diluted"
+        return "shares", shares
     if "per share" in lowered or "per common share" in lowered or "per unit" in lowered:
         return "USD/share", 0
-    if re.search(r"\bshares\b", lowered) or "number of" in lowered:
+    if re.search(r"\bshares\b", lowered):
         return "shares", shares
     return "USD", money
 

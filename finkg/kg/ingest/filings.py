@@ -14,7 +14,9 @@ PDFs and text files, in any mix; the indexes are read first, whatever the order.
 - Its text is the primary document's (the SGML `<DOCUMENT>` whose type is the form),
   extracted by `doctext`; its passages (`passages`) are `fkg:FilingPassage`s in the
   filings graph, `mint("passage", accession, index)`, with `fkg:text` exactly
-  `text[charStart:charEnd]`, derived from the source document `mint("filing", accession)`.
+  `text[charStart:charEnd]`, derived from the source document `mint("filing", accession)`;
+  its primary statements' figures are statement facts (`kg/facts`), each derived from the
+  passage that holds its row and written in that passage's item.
   A file with no accession number is keyed by its content hash (`sha256-<32 hex>`).
 - Source documents: SHA-256 of the file's bytes (of the decompressed bytes for `.gz`);
   `dcterms:source` is the EDGAR archive URL (the full submission's for SGML, the primary
@@ -38,6 +40,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from finkg.errors import InputError
+from finkg.kg.facts.rdf import Span, fact_quads
+from finkg.kg.facts.read import read_facts
 from finkg.kg.ingest import acceptance, common, doctext, edgar, identify, passages
 from finkg.kg.ingest.acceptance import Availability
 from finkg.kg.ingest.core import IngestOptions, Item, Reject
@@ -300,9 +304,11 @@ def _passages(filed: Filed, options: IngestOptions, *, source: str) -> Iterator[
         .items
     )
     w = filed.when
+    nodes = [mint("passage", key, str(i), base=options.base) for i in range(len(pieces))]
+    facts = _facts(filed, key, pieces, nodes, company, options)
     for i, p in enumerate(pieces):
-        node = mint("passage", key, str(i), base=options.base)
-        q = common.Quads(options.graphs.filings, list(sourcedoc))
+        node = nodes[i]
+        q = common.Quads(options.graphs.filings, list(sourcedoc) + facts.get(node, []))
         q.node(
             node,
             (RDF.type, FKG.FilingPassage),
@@ -321,3 +327,24 @@ def _passages(filed: Filed, options: IngestOptions, *, source: str) -> Iterator[
             (PROV.wasDerivedFrom, doc),
         )
         yield Item(node, q.items, source)
+
+
+def _facts(filed: Filed, key: str, pieces, nodes, company, options) -> dict[object, list]:
+    """The filing's statement facts (`kg/facts`), by the passage that holds each row: they
+    go into that passage's item, so a filing's facts are written (and re-ingested) with it."""
+    spans = [Span(n, p.start, p.end) for n, p in zip(nodes, pieces, strict=True)]
+    quads = fact_quads(
+        read_facts(filed.text),
+        key=key,
+        spans=spans,
+        page_starts=(),
+        available_at=common.datetime(filed.when.at),
+        about=[company],
+        graph=options.graphs.filings,
+        base=options.base,
+    )
+    holder = {q.subject: q.object for q in quads if q.predicate == PROV.wasDerivedFrom}
+    out: dict[object, list] = {}
+    for q in quads:
+        out.setdefault(holder[q.subject], []).append(q)
+    return out
