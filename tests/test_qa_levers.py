@@ -123,7 +123,9 @@ def test_a_numeric_question_is_computed_by_finkg_with_cited_operands(filing) -> 
     assert [o.written for o in calc.operands] == ["1,000", "1,200"]
     assert asked.summary.startswith("20% (percent change of Net sales")
     assert asked.scores["n"] == 1.0 and asked.scores["gc"] == 1.0
-    assert asked.status == "High"
+    # grounded, but read from table cells rather than verified against statement facts:
+    # High is for what finkg verified (issue 44)
+    assert asked.status == "Medium"
     cited = {c.citation for c in asked.output.numbers}
     block = next(b for b in asked.blocks if b.id in cited)
     assert "Consolidated Statements of Income" in block.text  # the block carries its label

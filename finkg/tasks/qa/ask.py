@@ -62,7 +62,7 @@ from finkg.retrieval.rerank import Reranker, bundle, rerank
 from finkg.tasks.qa import arithmetic, facts_route, tools
 from finkg.tasks.qa.blocks import Block, block_text, drop_weakest, numbered
 from finkg.tasks.qa.output import write_answer, write_failed_answer
-from finkg.tasks.qa.scoring import bank_answer, scores_of
+from finkg.tasks.qa.scoring import bank_answer, scores_of, verified_status
 from finkg.tasks.qa.types import Asked, Part, QAConfig, Staged
 
 ROUTES = ("facts", "bank", "tool", "documents")
@@ -239,18 +239,22 @@ class QA:
         computed = facts.calculation if facts is not None and facts.answers else None
         derived = [str(calc)] if calc is not None else [str(computed)] if computed else []
         scores, status = scores_of(output, result, blocks, derived)
-        if computed is not None and status == "High":
-            status = computed.status  # how sure finkg is of the formula and the operands
         figure = facts.calculation if facts is not None and not facts.answers else None
         if figure is not None and output is not None:  # a yes/no judgement over a metric
             note = f"finkg computed from the statements: {figure}; the judgement is the reader's"
             output.insights.append(Insight(text=note[:300], citations=["F1"]))
-        if result is not None and output is not None:  # a reader's answer: the row check
-            claims = [c.value for c in output.numbers]
-            if facts_route.row_check(facts, claims) is False:
-                scores["n"] = 0.0
-                scores["s_comp"] = grounding.s_comp(scores["g"], scores["j"], 0.0)
-                status = "Requires Review" if status in ("High", "Medium", "Low") else status
+        if computed is not None:  # how sure finkg is of the formula and the operands
+            verified: bool | None = True if computed.status == "High" else None
+        elif all(p.route == "bank" for p in s.parts):  # the memory bank's verified answers
+            verified = True
+        elif result is not None and output is not None:  # a reader's figure: the row check
+            verified = facts_route.row_check(facts, [c.value for c in output.numbers])
+        else:
+            verified = None
+        if verified is False and result is not None:
+            scores["n"] = 0.0
+            scores["s_comp"] = grounding.s_comp(scores["g"], scores["j"], 0.0)
+        status = verified_status(status, verified)
         usage.add(s.usage)
         asked = Asked(
             s.text, s.as_of, s.parts, blocks, output, result, scores, status, seconds, usage=usage
