@@ -113,6 +113,7 @@ def answer_rows(qa: QA, questions, store: BaseStore, *, reader: bool, label: str
                 "answer": (asked.summary if asked is not None else "")[:300],
                 "reference": q.answer[:200],
                 "note": (asked.note if asked is not None else "")[:400],
+                "iri": asked.iri.value if asked is not None and asked.iri else None,
             }
         )
         log(
@@ -137,6 +138,37 @@ def _digest(store: BaseStore, doc_name: str) -> str:
         for r in rows:
             _DIGESTS[r["t"].value] = r["d"].value.rsplit("/", 1)[-1]  # type: ignore[union-attr]
     return _DIGESTS[doc_name]
+
+
+def audit_computed(store: BaseStore, rows: list[dict]) -> dict:
+    """Of the computed answers' citations: how many resolve to a stored statement fact with
+    a page, whose chunk holds its printed figure (`finkg audit` walks the same links)."""
+    from finkg.retrieval.live import node_texts
+
+    cited = resolved = 0
+    for r in rows:
+        if not r["computed"] or not r["iri"]:
+            continue
+        found = store.select(
+            "PREFIX fkg: <https://w3id.org/finkg/ns#> PREFIX prov: <http://www.w3.org/ns/prov#> "
+            "SELECT ?f ?printed ?page ?chunk WHERE { GRAPH ?o { <" + r["iri"] + "> "
+            "fkg:citation/fkg:cites ?f } OPTIONAL { GRAPH ?g { ?f a fkg:StatementFact ; "
+            "fkg:printedValue ?printed ; fkg:page ?page ; prov:wasDerivedFrom ?chunk } } }"
+        )
+        rows_ = list(found)
+        chunks = [x["chunk"] for x in rows_ if x["chunk"] is not None]
+        texts = node_texts(store, chunks) if chunks else {}  # type: ignore[arg-type]
+        for x in rows_:
+            cited += 1
+            chunk = x["chunk"]
+            resolved += bool(
+                chunk is not None and x["printed"].value in texts.get(chunk, "")  # type: ignore[union-attr, call-overload]
+            )
+    return {
+        "citations": cited,
+        "resolved": resolved,
+        "resolution": round(resolved / cited, 4) if cited else None,
+    }
 
 
 def summary(rows: list[dict], boot: int) -> dict:
@@ -262,6 +294,8 @@ def main(argv: list[str] | None = None) -> int:
         qa = QA(store, retriever, open_reader(settings), config=QAConfig())
     rows = answer_rows(qa, questions, store, reader=not args.only_facts, label="facts")
     out["answers"] = summary(rows, args.bootstrap) | {"rows": rows}
+    out["audit"] = audit_computed(store, rows)
+    log(f"audit of computed answers: {out['audit']}")
     out["reader"] = "none (facts only)" if args.only_facts else args.reader
     if args.baseline and not args.only_facts:
         today = QA(qa.store, qa.retriever, qa.llm, config=QAConfig(facts=False))

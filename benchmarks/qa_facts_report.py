@@ -52,6 +52,13 @@ def render(r: dict) -> str:
         f"- Rated High: {h['n']} answers ({h['share_of_answers']} of all); exact among them: "
         f"{_ci(h['right'])}.",
     ]
+    if r.get("audit"):
+        au = r["audit"]
+        lines.append(
+            f"- Audit of the computed answers: {au['resolved']} of {au['citations']} cited facts "
+            f"resolve to a stored fact with its page, in a chunk that holds its figure "
+            f"({au['resolution']})."
+        )
     b = r.get("baseline")
     if b:
         lines += [

@@ -91,7 +91,10 @@ def ask(
 ) -> None:
     """Answer QUESTION from the store's filings and documents, citing chunk ids.
 
-    The question is split into sub-questions, each answered from the memory bank, a
+    A numeric question about the statements (a line item, or a metric it defines or finkg's
+    library knows: DPO, ROA, current ratio, ...) is computed from the statement facts when
+    every operand is one (no index or reader is opened), the formula and each cited fact
+    shown. Otherwise the question is split into sub-questions, each answered from the memory bank, a
     market-data tool or multi-path retrieval (BM25, dense, metadata; RRF; reranking); the
     reader answers in JSON citing the evidence; finkg checks the citations and numbers,
     scores groundedness (S_comp) and writes the answer with its run. `finkg audit IRI`
@@ -129,6 +132,8 @@ def ask(
         "evidence": [{"id": b.id, "node": b.node.value} for b in asked.blocks],
         "output": asked.output.model_dump(by_alias=True) if asked.output else None,
         "seconds": {k: round(v, 3) for k, v in asked.seconds.items()},
+        "facts": str(asked.facts) if asked.facts is not None else None,
+        "facts_note": asked.note or None,
     }
     if as_json:
         out.print_json(json.dumps(report))
@@ -141,6 +146,11 @@ def ask(
         highlight=False,
         markup=False,
     )
+    if asked.facts is not None:  # the formula, the operands and their pages
+        for insight in asked.output.insights if asked.output else []:
+            out.print(f"  {insight.text}", highlight=False, markup=False)
+    elif asked.note:
+        out.print(f"  ({asked.note})", highlight=False, markup=False)
     for p in asked.parts:
         out.print(f"  [{p.route}] {p.question.text}", highlight=False, markup=False)
     for b in asked.blocks:

@@ -21,6 +21,13 @@ from finkg.kg.store import BaseStore
 from finkg.queries.results import Solutions, Term
 
 _KIND_OF = {v.value: k for k, v in KINDS.items()}
+_NAMES = {
+    "income": "income statement",
+    "balance": "balance sheet",
+    "cash flow": "cash flow statement",
+    "comprehensive": "statement of comprehensive income",
+    "equity": "statement of equity",
+}
 
 
 @dataclass(frozen=True)
@@ -65,7 +72,7 @@ class FactRef:
     @property
     def where(self) -> str:
         page = f"p. {self.page}" if self.page is not None else f"char {self.start}"
-        return f"{self.kind} statement, {page}"
+        return f"{_NAMES.get(self.kind, self.kind)}, {page}"
 
 
 def _text(row: Mapping[str, Term | None], name: str) -> str | None:
