@@ -53,16 +53,18 @@ def _digits(text: str) -> str:
 
 
 def facts_accuracy(store: BaseStore, questions, cache: qa_pages.PageCache, pdf_dir: Path) -> dict:
-    """Precision and recall of facts on FinanceBench's statement evidence pages, and the
-    share of all facts whose page holds their figure (module docstring, step 2)."""
+    """Precision and recall of facts on FinanceBench's statement evidence pages (their
+    whole page's text, `evidence_text_full_page`; a fact printed as a dash is left out:
+    that text leaves dashes out), and the share of all facts whose page holds their figure
+    (module docstring, step 2)."""
     pages_seen: dict[tuple[str, int], str] = {}
     for q in questions:
         for e in q.evidence:
-            lines = e.text.split("\n")
+            lines = e.full_page.split("\n")
             if any(title_kind(x) and is_primary(x.strip()) for x in lines):
-                pages_seen[(e.doc_name, e.page)] = e.text
+                pages_seen[(e.doc_name, e.page)] = e.full_page
     by_doc = _facts_by_document(store)
-    right = extracted = recalled = figures = 0
+    right = extracted = recalled = figures = dashes = 0
     examples: list[str] = []
     for (doc, page), text in sorted(pages_seen.items()):
         facts = [f for f in by_doc.get(doc, []) if f.page == page + 1]
@@ -70,15 +72,19 @@ def facts_accuracy(store: BaseStore, questions, cache: qa_pages.PageCache, pdf_d
         figures += sum(len(f) for _, f in rows)
         found: set[tuple[int, int]] = set()
         for f in facts:
-            extracted += 1
             label, figure = _letters(f.label.split(":")[-1]), _digits(f.printed)
+            if not figure:  # a dash (zero): the evidence text leaves dashes out
+                dashes += 1
+                continue
+            extracted += 1
             hit = next(
                 (
                     (i, j)
                     for i, (lab, figs) in enumerate(rows)
                     if lab and (lab == label or lab.endswith(label) or label.endswith(lab))
                     for j, fig in enumerate(figs)
-                    if fig == figure and (len(figs) < 2 or j == f.column_of)
+                    # by column where the evidence row has a figure in each (a dash is none)
+                    if fig == figure and (len(figs) != f.columns or j == f.column_of)
                 ),
                 None,
             )
@@ -102,6 +108,7 @@ def facts_accuracy(store: BaseStore, questions, cache: qa_pages.PageCache, pdf_d
     return {
         "statement_evidence_pages": len(pages_seen),
         "facts_on_them": extracted,
+        "dash_facts_left_out": dashes,
         "value_precision": round(right / extracted, 4) if extracted else None,
         "figures_in_evidence": figures,
         "recall": round(recalled / figures, 4) if figures else None,
@@ -115,9 +122,9 @@ class _Fact:
     """A stored fact with its column among its row's facts (evidence rows list figures by
     column)."""
 
-    def __init__(self, ref, column: int) -> None:
+    def __init__(self, ref, column: int, columns: int) -> None:
         self.label, self.printed, self.page, self.year = ref.label, ref.printed, ref.page, ref.year
-        self.column_of = column
+        self.column_of, self.columns = column, columns
 
 
 def _facts_by_document(store: BaseStore) -> dict[str, list[_Fact]]:
@@ -131,7 +138,7 @@ def _facts_by_document(store: BaseStore) -> dict[str, list[_Fact]]:
         # the columns left to right are the row's facts in order of their IRIs' column part
         row.sort(key=lambda f: int(f.iri.value.rsplit("-", 1)[1]))
         for column, f in enumerate(row):
-            out[titles.get(doc, doc)].append(_Fact(f, column))
+            out[titles.get(doc, doc)].append(_Fact(f, column, len(row)))
     return out
 
 

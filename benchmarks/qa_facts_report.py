@@ -87,7 +87,9 @@ def render(r: dict) -> str:
         f"a filing); reading them takes {e['seconds_per_filing']} s a filing once the text is "
         f"extracted. Filings with none: {', '.join(e['filings_without_facts']) or 'none'}.",
         f"- On the {x['statement_evidence_pages']} evidence pages FinanceBench cites that hold "
-        f"a primary statement: {x['facts_on_them']} facts read, value precision "
+        f"a primary statement: {x['facts_on_them']} facts read (and "
+        f"{x.get('dash_facts_left_out', 0)} printed as a dash, which the evidence text leaves "
+        f"out), value precision "
         f"{x['value_precision']} (label and figure in its column found in the evidence "
         f"text), recall {x['recall']} of its {x['figures_in_evidence']} figures.",
         f"- Page attribution: of {x['facts_checked_for_page']:,} facts, {x['page_holds_figure']} "

@@ -230,15 +230,20 @@ def page_starts(text: str, pages: Sequence[str]) -> list[int]:
     >>> page_starts("Contents\\nA\\n\\nContents\\nB", ["Contents\\nA", "", "Contents\\nB"])
     [0, 0, 12]
     """
-    out, cursor = [], 0
+    out: list[int] = []
+    cursor, found = 0, False  # where the last page with text began, and whether it was found
     for page in pages:
         body = chunking.normalize(page)
-        first = next((line for line in body.split("\n") if line), "")
-        after = cursor + 1 if out else 0
-        at = text.find(body[:200], after) if body else -1
-        if at < 0 and first:
-            at = text.find(first, after)
-        cursor = at if at >= 0 else cursor
+        if not body:  # an empty page starts where the next text does: where this one is
+            out.append(cursor)
+            continue
+        after = cursor + 1 if found else cursor
+        at = text.find(body[:200], after)
+        if at < 0:  # its opening changed in the joining: its first line, nearby
+            first = next((line for line in body.split("\n") if line), "")
+            at = text.find(first, after, after + 2 * len(body) + len(first))
+        if at >= 0:
+            cursor, found = at, True
         out.append(cursor)
     return out
 

@@ -12,7 +12,6 @@ from pyoxigraph import Literal, NamedNode, Quad
 
 from finkg.kg.facts.concepts import KINDS
 from finkg.kg.facts.read import Fact
-from finkg.kg.ingest import common
 from finkg.kg.iri import mint
 from finkg.ontology.terms import FKG, PROV, RDF, XSD
 
@@ -64,15 +63,13 @@ def fact_quads(
         if chunk is None:
             continue  # no chunk holds it: nothing to cite it by
         node = mint("fact", key, f"{f.start}-{f.column}", base=base)
-        q = common.Quads(graph)
         page = page_of(page_starts, f.start)
-        q.node(
-            node,
+        pairs: tuple[tuple[NamedNode, NamedNode | Literal | None], ...] = (
             (RDF.type, FKG.StatementFact),
             (FKG.lineItem, Literal(f.label)),
             (FKG.concept, f.concept),
             (FKG.statement, KINDS[f.kind]),
-            (FKG.fiscalYear, common.integer(f.period.fiscal_year)),
+            (FKG.fiscalYear, _integer(f.period.fiscal_year)),
             (
                 FKG.periodEnd,
                 Literal(f.period.end.isoformat(), datatype=XSD.date) if f.period.end else None,
@@ -85,14 +82,18 @@ def fact_quads(
             (FKG.unit, Literal(f.unit)),
             (FKG.printedValue, Literal(f.printed)),
             (FKG.availableAt, available_at),
-            (FKG.page, common.integer(page) if page is not None else None),
-            (FKG.charStart, common.integer(f.start)),
-            (FKG.charEnd, common.integer(f.end)),
+            (FKG.page, _integer(page) if page is not None else None),
+            (FKG.charStart, _integer(f.start)),
+            (FKG.charEnd, _integer(f.end)),
             (PROV.wasDerivedFrom, chunk.node),
             *((FKG.about, company) for company in about),
         )
-        out += q.items
+        out += [Quad(node, p, o, graph) for p, o in pairs if o is not None]
     return out
+
+
+def _integer(value: int) -> Literal:
+    return Literal(str(int(value)), datatype=XSD.integer)
 
 
 __all__ = ["Span", "fact_quads", "holder", "page_of"]
