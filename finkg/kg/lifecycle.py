@@ -225,16 +225,19 @@ def page_starts(text: str, pages: Sequence[str]) -> list[int]:
     """Where each page starts in `text` (the pages joined, then normalized): each page's
     opening (its first 200 characters, else its first line: pages open alike, "Table of
     Contents") looked for after where the page before began; a page that is empty, or
-    whose opening is not found, starts where the one before did.
+    whose opening is not found, starts where the one before did (an empty page, where the
+    next one does: nothing lies on it).
 
     >>> page_starts("Contents\\nA\\n\\nContents\\nB", ["Contents\\nA", "", "Contents\\nB"])
-    [0, 0, 12]
+    [0, 12, 12]
     """
     out: list[int] = []
+    empty: list[int] = []
     cursor, found = 0, False  # where the last page with text began, and whether it was found
     for page in pages:
         body = chunking.normalize(page)
-        if not body:  # an empty page starts where the next text does: where this one is
+        if not body:
+            empty.append(len(out))
             out.append(cursor)
             continue
         after = cursor + 1 if found else cursor
@@ -245,6 +248,8 @@ def page_starts(text: str, pages: Sequence[str]) -> list[int]:
         if at >= 0:
             cursor, found = at, True
         out.append(cursor)
+    for i in reversed(empty):  # an empty page holds nothing: it starts where the next one does
+        out[i] = out[i + 1] if i + 1 < len(out) else len(text)
     return out
 
 

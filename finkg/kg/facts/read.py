@@ -59,6 +59,10 @@ _CELL = re.compile(
     r"^(?P<open>\()?\s*(?:US)?\$?\s*(?P<open2>\()?\s*(?P<num>\d[\d,]*(?:\.\d+)?|\.\d+)\s*"
     r"(?P<pct>%)?\s*(?P<close>\))?\s*(?P<pct2>%)?$"
 )
+_STOCK = re.compile(
+    r"^(?:[^:]*:\s*)?(?:common|preferred|preference|treasury|capital|class\s+\w+)\s+(?:stock|shares)\b",
+    re.I,
+)
 _SIGNS = frozenset(("$", "US$", "€", "£", "¥", ""))
 _DASH = re.compile(r"^\$?\s*[-–—]+\s*%?$")
 _LABEL_WORDS = re.compile(r"[A-Za-z]{2,}")
@@ -279,6 +283,8 @@ def _unit(label: str, is_percent: bool, money: int, shares: int) -> tuple[str, i
     lowered = label.lower()
     if is_percent:
         return "percent", 0
+    if _STOCK.match(label):  # "Common stock, $0.01 par value; 900,000 shares issued": an amount
+        return "USD", money
     if _SHARE_COUNT.search(label):  # "Shares used in computing earnings per share: Diluted"
         return "shares", shares
     if "per share" in lowered or "per common share" in lowered or "per unit" in lowered:
