@@ -48,7 +48,7 @@ from qa_facts_accuracy import extraction_cost, facts_accuracy
 
 from finkg.config import Settings
 from finkg.errors import FinkgError
-from finkg.evaluation.answers import correct, numbers
+from finkg.evaluation.answers import correct, numbers, strict_yes_no
 from finkg.evaluation.stats import mean_by_groups, paired_by_groups, verdict
 from finkg.kg.iri import mint
 from finkg.kg.store import BaseStore
@@ -186,6 +186,13 @@ def summary(rows: list[dict], boot: int) -> dict:
     for t in TYPES:
         out[t] = part([r for r in rows if r["type"] == t])
     out["numeric"] = part([r for r in rows if r["numeric"]])
+    out["yes/no, strict"] = part(
+        [
+            {**r, "correct": bool(strict_yes_no(r["answer"], r["reference"]))}
+            for r in rows
+            if r["type"] == "yes/no" and strict_yes_no(r["answer"], r["reference"]) is not None
+        ]
+    )
     for s in ("A", "B"):
         out[f"split {s}"] = part([r for r in rows if r["split"] == s])
         out[f"split {s} metrics-generated"] = part(
@@ -216,7 +223,14 @@ def baseline(qa_today: QA, new_rows: list[dict], questions, store, boot: int) ->
     todo = [q for q in questions if q.id in changed]
     rerun = {r["id"]: r for r in answer_rows(qa_today, todo, store, reader=True, label="today")}
     today = [rerun.get(r["id"], {**r, "same_path": True}) for r in new_rows]
-    out: dict = {"rerun": len(rerun), "same_path": len(new_rows) - len(rerun), "rows": today}
+    return {"rerun": len(rerun), "same_path": len(new_rows) - len(rerun), "rows": today} | paired(
+        new_rows, today, boot
+    )
+
+
+def paired(new_rows: list[dict], today: list[dict], boot: int) -> dict:
+    """Today's exact and the facts path's difference from it, paired by question."""
+    out: dict = {}
     for name, keep in (
         ("all", lambda r: True),
         ("metrics-generated", lambda r: r["kind"] == "metrics-generated"),
@@ -243,6 +257,23 @@ def baseline(qa_today: QA, new_rows: list[dict], questions, store, boot: int) ->
     return out
 
 
+def rescore(report: Path, boot: int) -> int:
+    """`--rescore`: the summaries of a saved run, recomputed from its rows."""
+    from qa_facts_report import render
+
+    saved = json.loads(report.read_text())
+    rows = saved["answers"]["rows"]
+    saved["answers"] = summary(rows, boot) | {"rows": rows}
+    if saved.get("baseline"):
+        b = saved["baseline"]
+        keep = {k: b[k] for k in ("rerun", "same_path", "rows")}
+        saved["baseline"] = keep | paired(rows, b["rows"], boot)
+    report.write_text(json.dumps(saved, indent=1) + "\n")
+    report.with_suffix(".md").write_text(render(saved))
+    log(f"rescored {report} and {report.with_suffix('.md')}")
+    return 0
+
+
 # -- the run ------------------------------------------------------------------------------
 
 
@@ -257,8 +288,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--baseline", action="store_true", help="today's path where it differs")
     ap.add_argument("--bootstrap", type=int, default=2000)
     ap.add_argument("--report", type=Path, default=REPORTS / "qa_facts.json")
+    ap.add_argument(
+        "--rescore",
+        action="store_true",
+        help="recompute the summaries and paired differences from --report's saved rows "
+        "(no store, no reader) and rewrite it and its Markdown",
+    )
     args = ap.parse_args(argv)
     log(f"options: {vars(args)}")
+    if args.rescore:
+        return rescore(args.report, args.bootstrap)
     settings = Settings.from_env().with_(reader=args.reader)
     from finkg.retrieval.embed import open_embedder
 

@@ -36,6 +36,7 @@ def render(r: dict) -> str:
         "extraction",
         "arithmetic",
         "yes/no",
+        "yes/no, strict",
         "text",
         "split A",
         "split B",
@@ -45,6 +46,10 @@ def render(r: dict) -> str:
         lines.append(f"| {key} | {_ci(a.get(key))} |")
     c, h = a["computed"], a["high"]
     lines += [
+        "",
+        "yes/no, strict: the answer opens with the reference's yes or no, whatever figures it "
+        "states (exact scores a yes/no reference whose first sentence holds a number by that "
+        "number, so a right figure under a wrong verdict counts).",
         "",
         f"- Computed from statement facts: {c['n']} answers, {c['right']} right; "
         f"{c['seconds_mean']} s an answer on average (no index or reader opened).",

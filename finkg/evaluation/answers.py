@@ -11,6 +11,10 @@ The rule, stated once:
 3. otherwise: the reference's words appear in the answer in order and together (a span
    answer quoted inside a longer sentence), or token F1 of at least 0.5.
 
+A yes/no reference whose first sentence holds a number ("No, working capital was -$1,561M")
+is scored by the number (rule 1), so an answer that states the right figure with the wrong
+verdict counts; `strict_yes_no` is the verdict alone, for a figure beside it.
+
 >>> correct("The 3-year average is 1.9%.", "1.9%")
 True
 >>> correct("Capex was $1,577 million", "$1577.00")
@@ -21,6 +25,8 @@ False
 True
 >>> correct("Offices: San Diego, California, leased.", "San Diego, California")
 True
+>>> strict_yes_no("It has positive working capital of -$1,561M", "No, it had -$1561M")
+False
 """
 
 from __future__ import annotations
@@ -34,6 +40,7 @@ _NUMBER = re.compile(
 )
 _SCALES = {"thousand": 3, "k": 3, "million": 6, "mn": 6, "m": 6, "billion": 9, "bn": 9, "b": 9}
 _WORD = re.compile(r"[a-z0-9]+")
+_VERDICT = re.compile(r"(yes|no)\b")
 
 
 def numbers(text: str) -> list[tuple[Decimal, int, int]]:
@@ -102,3 +109,13 @@ def correct(answer: str, reference: str) -> bool:
     if n and any(said[i : i + n] == wanted for i in range(len(said) - n + 1)):
         return True
     return token_f1(answer, reference) >= 0.5
+
+
+def strict_yes_no(answer: str, reference: str) -> bool | None:
+    """Whether the answer opens with the reference's yes or no, numbers or not; None when
+    the reference is not a yes/no answer."""
+    wanted = _VERDICT.match(reference.strip().lower())
+    if wanted is None:
+        return None
+    said = _VERDICT.match(answer.strip().lower())
+    return said is not None and said.group(1) == wanted.group(1)
