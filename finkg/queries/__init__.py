@@ -12,10 +12,14 @@ Each file starts with a header:
     # dataset: union             the default graph is the union of all graphs
     # bound  ?node  25           (CONSTRUCT) at most 25 triples per ?node, predicate and
     #                            direction (`bound.py`); `run(..., bound=)` overrides it
-    # output ?evidence ?availableAt ?text
+    # output ?evidence iri        a typed output (one a line: iri, dateTime, date, string,
+    # output ?note string?        integer, decimal, double, boolean or term; ? = may be
+    #                             unbound); or the names alone: # output ?a ?b ?c
 
-`load("evidence_before")` reads one; `run(store, q, values)` converts the values by the
-declared types, binds them (see `binding.bind`) and runs the query on any store.
+`load("evidence_before")` reads one; `select(store, q, values)` converts the values by the
+declared types, binds them (see `binding.bind`), runs the query on any store and returns
+`rows.Rows` with typed accessors (`row.datetime("availableAt")`); `ask`, `construct` and
+`update` run the other forms (`run` does any form and returns what the form gives).
 """
 
 from __future__ import annotations
@@ -34,11 +38,26 @@ from finkg.errors import QueryError
 from finkg.queries.binding import SCALAR_TYPES, Binding, bind, inline_iri, to_term
 from finkg.queries.bound import bound_triples
 from finkg.queries.results import Solutions
+from finkg.queries.rows import Row, Rows
 
 if TYPE_CHECKING:
     from finkg.kg.graphs import Graphs
 
-__all__ = ["Input", "NamedQuery", "Solutions", "catalog", "load", "prepare", "run"]
+__all__ = [
+    "Input",
+    "NamedQuery",
+    "Row",
+    "Rows",
+    "Solutions",
+    "ask",
+    "catalog",
+    "construct",
+    "load",
+    "prepare",
+    "run",
+    "select",
+    "update",
+]
 
 Form = Literal["select", "construct", "ask", "describe", "update"]
 _FORM = re.compile(
@@ -48,6 +67,8 @@ _FORM = re.compile(
 _SENTENCE_END = re.compile(r"\.(?=\s|$)")
 _HEADER_WORDS = ("input", "output", "dataset", "rows", "bound")
 _INPUT = re.compile(r"#\s*input\s+\?(\w+)\s+(\S+)\s*(.*)")
+_TYPED_OUTPUT = re.compile(r"#\s*output\s+\?(\w+)\s+([A-Za-z]+\??)\s*(.*)$")
+OUTPUT_TYPES = (*SCALAR_TYPES, "term")
 _BOUND = re.compile(r"#\s*bound\s+\?(\w+)\s+(\d+)\s*$")
 
 
@@ -69,6 +90,7 @@ class NamedQuery:
     summary: str = ""
     inputs: tuple[Input, ...] = ()
     outputs: tuple[str, ...] = ()
+    output_types: tuple[tuple[str, str], ...] = ()  # (name, type), where the header types them
     union: bool = False
     path: Path | None = None
     bound: tuple[str, int] | None = None  # (input, limit): see `bound.py`
@@ -133,7 +155,9 @@ def _summary(text: str) -> str:
 
 def parse(text: str, *, name: str = "query", path: Path | None = None) -> NamedQuery:
     """A `NamedQuery` from SPARQL text with (or without) a header."""
-    summary, inputs, outputs, union = _summary(text), [], (), False
+    summary, inputs, union = _summary(text), [], False
+    outputs: list[str] = []
+    typed: list[tuple[str, str]] = []
     bounded: tuple[str, int] | None = None
     for i, line in enumerate(text.splitlines(), start=1):
         if not line.startswith("#"):
@@ -143,21 +167,45 @@ def parse(text: str, *, name: str = "query", path: Path | None = None) -> NamedQ
             inputs.append(_parse_input(m, path or name, i))
         elif m := _BOUND.match(line):
             bounded = (m.group(1), int(m.group(2)))
-        elif body.startswith("output"):
-            outputs = tuple(v.lstrip("?") for v in body.split()[1:])
+        elif (m := _TYPED_OUTPUT.match(line)) and not m.group(2).startswith("?"):
+            kind = m.group(2)
+            if kind.rstrip("?") not in OUTPUT_TYPES:
+                raise QueryError(
+                    f"unknown output type in header; use one of {', '.join(OUTPUT_TYPES)}",
+                    source=str(path or name),
+                    line=i,
+                    field=f"?{m.group(1)}",
+                    value=kind,
+                )
+            outputs.append(m.group(1))
+            typed.append((m.group(1), kind))
+        elif re.match(r"output\s+\?", body):
+            outputs += [v.lstrip("?") for v in body.split()[1:]]
         elif body.startswith("dataset:"):
             union = body.split(":", 1)[1].strip() == "union"
-    return NamedQuery(
+    query = NamedQuery(
         name=name,
         text=text,
         form=query_form(text),
         summary=summary,
         inputs=tuple(inputs),
-        outputs=outputs,
+        outputs=tuple(outputs),
+        output_types=tuple(typed),
         union=union,
         path=path,
         bound=bounded,
     )
+    if query.form == "select":
+        body = "\n".join(x for x in text.splitlines() if not x.startswith("#"))
+        missing = [o for o in outputs if not re.search(rf"[?$]{re.escape(o)}\b", body)]
+        if missing:
+            raise QueryError(
+                "the header declares outputs the query never binds",
+                source=str(path or name),
+                field="output",
+                value=", ".join(f"?{m}" for m in missing),
+            )
+    return query
 
 
 def _parse_input(m: re.Match[str], where: object, line: int) -> Input:
@@ -305,6 +353,78 @@ def run(
         iris = [n.value if isinstance(n, NamedNode) else str(n) for n in items]
         return bound_triples(triples, nodes=iris, limit=limit)
     return triples
+
+
+def _named(query: NamedQuery | str) -> NamedQuery:
+    if isinstance(query, str):
+        return load(query) if re.fullmatch(r"[a-z][a-z0-9_]*", query) else parse(query)
+    return query
+
+
+def _form(query: NamedQuery, wanted: str) -> None:
+    if query.form != wanted:
+        raise QueryError(
+            f"{query.name}: expected a {wanted.upper()} query, got {query.form.upper()}",
+            field="query",
+            value=query.name,
+        )
+
+
+def select(
+    store: QueryRunner,
+    query: NamedQuery | str,
+    values: Mapping[str, object] | None = None,
+    *,
+    default_graphs: list[NamedNode] | str | None = None,
+) -> Rows:
+    """A SELECT's solutions as typed rows (`rows.Rows`); see `run` for the dataset."""
+    named = _named(query)
+    _form(named, "select")
+    result = run(store, named, values, default_graphs=default_graphs)
+    assert isinstance(result, Solutions)  # a SELECT's
+    return Rows(named.name, result.variables, result.rows, dict(named.output_types))
+
+
+def ask(
+    store: QueryRunner,
+    query: NamedQuery | str,
+    values: Mapping[str, object] | None = None,
+    *,
+    default_graphs: list[NamedNode] | str | None = None,
+) -> bool:
+    named = _named(query)
+    _form(named, "ask")
+    return bool(run(store, named, values, default_graphs=default_graphs))
+
+
+def construct(
+    store: QueryRunner,
+    query: NamedQuery | str,
+    values: Mapping[str, object] | None = None,
+    *,
+    default_graphs: list[NamedNode] | str | None = None,
+    bound: int | None = None,
+) -> list[Triple]:
+    """A CONSTRUCT's (or DESCRIBE's) triples; a bounded one's are `bound.Triples`."""
+    named = _named(query)
+    if named.form not in ("construct", "describe"):
+        _form(named, "construct")
+    result = run(store, named, values, default_graphs=default_graphs, bound=bound)
+    assert isinstance(result, list)  # a CONSTRUCT's
+    return result
+
+
+def update(
+    store: QueryRunner,
+    query: NamedQuery | str,
+    values: Mapping[str, object] | None = None,
+    *,
+    maintenance: bool = False,
+) -> None:
+    """Run an update (the store records it as a commit; see `run` for what is refused)."""
+    named = _named(query)
+    _form(named, "update")
+    run(store, named, values, allow_update=True, maintenance=maintenance)
 
 
 def _limit(query: NamedQuery, bound: int | None) -> int:

@@ -8,17 +8,16 @@ read from and the document it came from, newest fiscal year first.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 
 from pyoxigraph import NamedNode
 
 from finkg import queries
-from finkg.errors import QueryError
 from finkg.kg.facts.concepts import KINDS
 from finkg.kg.store import BaseStore
-from finkg.queries.results import Solutions, Term
+from finkg.queries.rows import Row
 
 _KIND_OF = {v.value: k for k, v in KINDS.items()}
 _NAMES = {
@@ -75,39 +74,24 @@ class FactRef:
         return f"{_NAMES.get(self.kind, self.kind)}, {page}"
 
 
-def _text(row: Mapping[str, Term | None], name: str) -> str | None:
-    """A solution's value as text (an IRI's or a literal's), None when unbound."""
-    term = row[name]
-    return None if term is None else str(getattr(term, "value", term))
-
-
-def _row_fact(row: Mapping[str, Term | None]) -> FactRef:
-    """A `statement_facts.rq` solution; its declared outputs are bound but for the
-    optional concept, period end, duration and page."""
-    t = {name: _text(row, name) for name in row}
-
-    def required(name: str) -> str:
-        value = t[name]
-        if value is None:
-            raise QueryError(f"statement_facts returned no ?{name}", field=name)
-        return value
-
+def _row_fact(row: Row) -> FactRef:
+    """A `statement_facts.rq` solution."""
     return FactRef(
-        iri=NamedNode(required("fact")),
-        document=NamedNode(required("document")),
-        chunk=NamedNode(required("chunk")),
-        label=required("lineItem"),
-        concept=NamedNode(t["concept"]) if t["concept"] else None,
-        kind=_KIND_OF.get(required("statement"), "income"),
-        year=int(required("year")),
-        duration=t["duration"],
-        period_end=dt.date.fromisoformat(t["periodEnd"]) if t["periodEnd"] else None,
-        value=Decimal(required("value")),
-        unit=required("unit"),
-        printed=required("printed"),
-        page=int(t["page"]) if t["page"] else None,
-        start=int(required("start")),
-        available_at=dt.datetime.fromisoformat(required("availableAt")),
+        iri=row.iri("fact"),
+        document=row.iri("document"),
+        chunk=row.iri("chunk"),
+        label=row.string("lineItem"),
+        concept=row.maybe_iri("concept"),
+        kind=_KIND_OF.get(row.iri("statement").value, "income"),
+        year=row.integer("year"),
+        duration=row.maybe_string("duration"),
+        period_end=row.maybe_date("periodEnd"),
+        value=row.decimal("value"),
+        unit=row.string("unit"),
+        printed=row.string("printed"),
+        page=row.maybe_integer("page"),
+        start=row.integer("start"),
+        available_at=row.datetime("availableAt"),
     )
 
 
@@ -131,9 +115,7 @@ def stored_facts(
         values["concept"] = list(concepts)
     if year is not None:
         values["year"] = year
-    rows = queries.run(store, "statement_facts", values)
-    assert isinstance(rows, Solutions)  # a SELECT
-    return [_row_fact(r) for r in rows]
+    return [_row_fact(r) for r in queries.select(store, "statement_facts", values)]
 
 
 __all__ = ["FactRef", "stored_facts"]

@@ -103,14 +103,13 @@ def _versions(store: BaseStore, keys: list[NamedNode]) -> dict[NamedNode, Versio
     """Each key's stored record hashes and its latest version (`record_versions.rq`)."""
     out: dict[NamedNode, Versions] = {}
     for start in range(0, len(keys), BATCH):
-        rows = queries.run(store, "record_versions", {"key": keys[start : start + BATCH]})
-        for r in rows:  # type: ignore[union-attr]  # a SELECT: rows
-            key, version, digest, latest = (r[v] for v in ("key", "version", "hash", "latest"))
-            found = out.setdefault(key, Versions(set(), key))  # type: ignore[arg-type]  # an IRI
-            if digest is not None:
-                found.hashes.add(digest.value)
-            if latest is not None and latest.value == "true":
-                found.latest = version  # type: ignore[assignment]  # an IRI
+        for r in queries.select(store, "record_versions", {"key": keys[start : start + BATCH]}):
+            key = r.iri("key")
+            found = out.setdefault(key, Versions(set(), key))
+            if (digest := r.maybe_string("hash")) is not None:
+                found.hashes.add(digest)
+            if r.boolean("latest"):
+                found.latest = r.iri("version")
     return out
 
 
