@@ -106,6 +106,7 @@ CASES: dict[str, tuple[Case, ...]] = {
     "document_state": (Case({"document": iri("document/1")}),),
     "document_text": (Case({"document": iri("document/1")}),),
     "evidence_before": (Case({"company": AAA, "before": at("2020-01-03T08:30:00-05:00")}),),
+    "available_from": (Case({"at": at("2020-01-03T08:30:00-05:00")}, dataset=EVIDENCE),),
     "evidence_context": (Case({"node": [iri("news/2"), iri("passage/1")]}),),
     "existing_nodes": (Case({"node": [iri("news/1"), iri("news/404")]}),),
     "feedback_signals": (Case({"memory": iri("memory/1"), **WINDOW}),),
@@ -179,9 +180,25 @@ CASES: dict[str, tuple[Case, ...]] = {
             G.user_dataset("U1"),
         ),
     ),
+    "revisions_of": (Case({"version": [iri("news/2"), iri("news/1")]}),),
     "same_source": (Case({"node": iri("news/1")}),),
     "same_title": (Case({"node": iri("news/1")}),),
     "signal_citations": (Case({"signal": [iri("signal/1"), iri("signal/3")]}),),
+    "sources_from": (
+        Case({"at": at("2020-01-03T00:00:00Z")}, dataset=EVIDENCE),
+        Case({"at": at("2021-01-01T00:00:00Z")}, dataset=EVIDENCE, empty=True),
+    ),
+    "statement_facts": (
+        Case({"company": AAA, "before": at("2020-01-01T00:00:00Z")}),
+        Case(
+            {
+                "concept": [NamedNode("https://w3id.org/finkg/items#Revenues")],
+                "year": 2019,
+                "before": at("2020-01-01T00:00:00Z"),
+            }
+        ),
+        Case({"company": AAA, "before": at("2019-11-01T00:00:00Z")}, empty=True),
+    ),
     "store_generation": (Case(),),
     "store_head": (Case(),),
     "subclass_pairs": (Case(dataset=[G.ontology]),),

@@ -100,16 +100,25 @@ def revise(store: BaseStore, items: list[Record], *, now: dt.datetime) -> Revise
 
 
 def _versions(store: BaseStore, keys: list[NamedNode]) -> dict[NamedNode, Versions]:
-    """Each key's stored record hashes and its latest version (`record_versions.rq`)."""
-    out: dict[NamedNode, Versions] = {}
-    for start in range(0, len(keys), BATCH):
-        for r in queries.select(store, "record_versions", {"key": keys[start : start + BATCH]}):
-            key = r.iri("key")
-            found = out.setdefault(key, Versions(set(), key))
-            if (digest := r.maybe_string("hash")) is not None:
-                found.hashes.add(digest)
-            if r.boolean("latest"):
-                found.latest = r.iri("version")
+    """Each key's stored revision hashes and its latest version, walking the chain of
+    revisions from the key one step a query (`revisions_of.rq`)."""
+    out = {key: Versions(set(), key) for key in keys}
+    frontier = {key: key for key in keys}  # a version to look past -> the key it revises
+    seen = set(frontier)  # a chain that loops back (data can say anything) ends there
+    while frontier:
+        versions = list(frontier)
+        reached: dict[NamedNode, NamedNode] = {}
+        for start in range(0, len(versions), BATCH):
+            chosen = versions[start : start + BATCH]
+            for r in queries.select(store, "revisions_of", {"version": chosen}):
+                key, revision = frontier[r.iri("version")], r.iri("revision")
+                if (digest := r.maybe_string("hash")) is not None:
+                    out[key].hashes.add(digest)
+                if revision not in seen:
+                    out[key].latest = revision
+                    reached[revision] = key
+        seen.update(reached)
+        frontier = reached
     return out
 
 
