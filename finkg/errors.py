@@ -10,6 +10,7 @@ Exit codes (documented in the README and used by every command):
 
 from __future__ import annotations
 
+import datetime as dt
 from pathlib import Path
 
 
@@ -65,6 +66,18 @@ class InputError(FinkgError):
 
 class TimestampError(InputError):
     """A timestamp without a zone, or one that cannot be read."""
+
+
+def require_zone(value: dt.datetime, *, field: str, what: str = "the instant") -> dt.datetime:
+    """`value`, or a TimestampError when it has no zone (finkg compares instants only)."""
+    if value.tzinfo is None or value.utcoffset() is None:
+        raise TimestampError(
+            f"{what} has no zone",
+            field=field,
+            value=value.isoformat(),
+            hint="give a zoned instant, e.g. 2020-06-01T09:30:00-04:00",
+        )
+    return value
 
 
 class QueryError(InputError):

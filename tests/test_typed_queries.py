@@ -100,7 +100,7 @@ def test_each_form_has_its_own_call(store) -> None:
 
 def test_every_packaged_typed_header_names_known_types() -> None:
     typed = [q for q in queries.catalog() if q.output_types]
-    assert {q.name for q in typed} >= {"statement_facts", "record_versions"}
+    assert {q.name for q in typed} >= {"statement_facts", "revisions_of"}
     for q in typed:
         for name, kind in q.output_types:
             assert name in q.outputs and kind.rstrip("?") in queries.OUTPUT_TYPES, q.name

@@ -1,20 +1,7 @@
 """finkg's SPARQL: one query per `.rq` file, run with bound terms.
 
-Each file starts with a header:
-
-    # name: one line saying what it returns.
-    #
-    # input  ?company  iri        the company (required)
-    # input  ?before   dateTime   exclusive bound, with a zone
-    # input  ?node     iri*       a list (VALUES ?node { ... })
-    # input  ?limitTo  integer?   optional (left unbound when not given)
-    # input  ?audit    graph:audit  a named graph, bound from the store's layout
-    # dataset: union             the default graph is the union of all graphs
-    # bound  ?node  25           (CONSTRUCT) at most 25 triples per ?node, predicate and
-    #                            direction (`bound.py`); `run(..., bound=)` overrides it
-    # output ?evidence iri        a typed output (one a line: iri, dateTime, date, string,
-    # output ?note string?        integer, decimal, double, boolean or term; ? = may be
-    #                             unbound); or the names alone: # output ?a ?b ?c
+Each file starts with a header saying what the query returns, takes and binds
+(`header.py`: its inputs and outputs typed).
 
 `load("evidence_before")` reads one; `select(store, q, values)` converts the values by the
 declared types, binds them (see `binding.bind`), runs the query on any store and returns
@@ -26,17 +13,17 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from pyoxigraph import NamedNode, Triple
 
 from finkg.errors import QueryError
-from finkg.queries.binding import SCALAR_TYPES, Binding, bind, inline_iri, to_term
+from finkg.queries.binding import Binding, bind, inline_iri, to_term
 from finkg.queries.bound import bound_triples
+from finkg.queries.header import OUTPUT_TYPES, Form, Input, NamedQuery, parse, query_form
 from finkg.queries.results import Solutions
 from finkg.queries.rows import Row, Rows
 
@@ -44,6 +31,8 @@ if TYPE_CHECKING:
     from finkg.kg.graphs import Graphs
 
 __all__ = [
+    "OUTPUT_TYPES",
+    "Form",
     "Input",
     "NamedQuery",
     "Row",
@@ -53,51 +42,14 @@ __all__ = [
     "catalog",
     "construct",
     "load",
+    "packaged",
+    "parse",
     "prepare",
+    "query_form",
     "run",
     "select",
     "update",
 ]
-
-Form = Literal["select", "construct", "ask", "describe", "update"]
-_FORM = re.compile(
-    r"\b(SELECT|CONSTRUCT|ASK|DESCRIBE|INSERT|DELETE|LOAD|CLEAR|DROP|CREATE|ADD|MOVE|COPY|WITH)\b",
-    re.IGNORECASE,
-)
-_SENTENCE_END = re.compile(r"\.(?=\s|$)")
-_HEADER_WORDS = ("input", "output", "dataset", "rows", "bound")
-_INPUT = re.compile(r"#\s*input\s+\?(\w+)\s+(\S+)\s*(.*)")
-_TYPED_OUTPUT = re.compile(r"#\s*output\s+\?(\w+)\s+([A-Za-z]+\??)\s*(.*)$")
-OUTPUT_TYPES = (*SCALAR_TYPES, "term")
-_BOUND = re.compile(r"#\s*bound\s+\?(\w+)\s+(\d+)\s*$")
-
-
-@dataclass(frozen=True)
-class Input:
-    name: str
-    type: str  # one of SCALAR_TYPES, or "graph"
-    many: bool = False
-    optional: bool = False
-    graph: str | None = None  # for type "graph": the named graph bound by default
-    description: str = ""
-
-
-@dataclass(frozen=True)
-class NamedQuery:
-    name: str
-    text: str
-    form: Form
-    summary: str = ""
-    inputs: tuple[Input, ...] = ()
-    outputs: tuple[str, ...] = ()
-    output_types: tuple[tuple[str, str], ...] = ()  # (name, type), where the header types them
-    union: bool = False
-    path: Path | None = None
-    bound: tuple[str, int] | None = None  # (input, limit): see `bound.py`
-
-    @property
-    def read_only(self) -> bool:
-        return self.form != "update"
 
 
 class QueryRunner(Protocol):
@@ -109,121 +61,6 @@ class QueryRunner(Protocol):
     def construct(self, query: str, *, default_graphs: object = None) -> list[Triple]: ...
     def ask(self, query: str, *, default_graphs: object = None) -> bool: ...
     def update(self, update: str, *, note: str = ..., maintenance: bool = ...) -> object: ...
-
-
-def query_form(text: str) -> Form:
-    """select, construct, ask, describe or update: the query's first keyword.
-
-    IRIs go before comments: the `#` of `<https://w3id.org/finkg/ns#>` starts no comment.
-
-    >>> query_form("PREFIX fkg: <https://w3id.org/finkg/ns#> SELECT * WHERE { ?s ?p ?o }")
-    'select'
-    >>> query_form("INSERT DATA { <urn:a> <urn:b> <urn:c> }  # not a SELECT")
-    'update'
-    """
-    stripped = re.sub(r"<[^<>\s]*>", " ", text)  # IRIs (PREFIX declarations among them)
-    stripped = re.sub(r"#[^\n]*", " ", stripped)
-    m = _FORM.search(stripped)
-    if m is None:
-        raise QueryError(
-            "not a SPARQL query or update",
-            field="query",
-            value=text.strip()[:80],
-            hint="expected SELECT, CONSTRUCT, ASK, DESCRIBE or an update operation",
-        )
-    word = m.group(1).upper()
-    return word.lower() if word in ("SELECT", "CONSTRUCT", "ASK", "DESCRIBE") else "update"  # type: ignore[return-value]
-
-
-def _summary(text: str) -> str:
-    """The first sentence of the header's opening paragraph (`# name: what it returns...`),
-    however many comment lines it runs over."""
-    lines = text.splitlines()
-    first = lines[0].lstrip("#").strip() if lines and lines[0].startswith("#") else ""
-    if ":" not in first or first.startswith(_HEADER_WORDS):
-        return ""
-    words = [first.split(":", 1)[1].strip()]
-    for line in lines[1:]:
-        body = line.lstrip("#").strip()
-        if not line.startswith("#") or not body or body.startswith(_HEADER_WORDS):
-            break
-        words.append(body)
-    paragraph = " ".join(words)
-    end = _SENTENCE_END.search(paragraph)
-    return paragraph[: end.start() + 1] if end else paragraph
-
-
-def parse(text: str, *, name: str = "query", path: Path | None = None) -> NamedQuery:
-    """A `NamedQuery` from SPARQL text with (or without) a header."""
-    summary, inputs, union = _summary(text), [], False
-    outputs: list[str] = []
-    typed: list[tuple[str, str]] = []
-    bounded: tuple[str, int] | None = None
-    for i, line in enumerate(text.splitlines(), start=1):
-        if not line.startswith("#"):
-            break
-        body = line.lstrip("#").strip()
-        if m := _INPUT.match(line):
-            inputs.append(_parse_input(m, path or name, i))
-        elif m := _BOUND.match(line):
-            bounded = (m.group(1), int(m.group(2)))
-        elif (m := _TYPED_OUTPUT.match(line)) and not m.group(2).startswith("?"):
-            kind = m.group(2)
-            if kind.rstrip("?") not in OUTPUT_TYPES:
-                raise QueryError(
-                    f"unknown output type in header; use one of {', '.join(OUTPUT_TYPES)}",
-                    source=str(path or name),
-                    line=i,
-                    field=f"?{m.group(1)}",
-                    value=kind,
-                )
-            outputs.append(m.group(1))
-            typed.append((m.group(1), kind))
-        elif re.match(r"output\s+\?", body):
-            outputs += [v.lstrip("?") for v in body.split()[1:]]
-        elif body.startswith("dataset:"):
-            union = body.split(":", 1)[1].strip() == "union"
-    query = NamedQuery(
-        name=name,
-        text=text,
-        form=query_form(text),
-        summary=summary,
-        inputs=tuple(inputs),
-        outputs=tuple(outputs),
-        output_types=tuple(typed),
-        union=union,
-        path=path,
-        bound=bounded,
-    )
-    if query.form == "select":
-        body = "\n".join(x for x in text.splitlines() if not x.startswith("#"))
-        missing = [o for o in outputs if not re.search(rf"[?$]{re.escape(o)}\b", body)]
-        if missing:
-            raise QueryError(
-                "the header declares outputs the query never binds",
-                source=str(path or name),
-                field="output",
-                value=", ".join(f"?{m}" for m in missing),
-            )
-    return query
-
-
-def _parse_input(m: re.Match[str], where: object, line: int) -> Input:
-    name, type_, description = m.group(1), m.group(2), m.group(3).strip()
-    optional, many = type_.endswith("?"), type_.rstrip("?").endswith("*")
-    type_ = type_.rstrip("?").rstrip("*")
-    graph = None
-    if type_.startswith("graph:"):
-        type_, graph = "graph", type_.split(":", 1)[1]
-    elif type_ not in SCALAR_TYPES:
-        raise QueryError(
-            f"unknown input type in header; use one of {', '.join(SCALAR_TYPES)} or graph:NAME",
-            source=str(where),
-            line=line,
-            field=f"?{name}",
-            value=type_,
-        )
-    return Input(name, type_, many, optional, graph, description)
 
 
 def _query_dir() -> Path:
@@ -239,6 +76,15 @@ def _load_packaged(name: str) -> NamedQuery:
 def catalog() -> list[NamedQuery]:
     """Every packaged query, by name."""
     return [_load_packaged(p.stem) for p in sorted(_query_dir().glob("*.rq"))]
+
+
+def packaged(name: str) -> NamedQuery:
+    """A packaged query by its name alone, never a file (for callers that must not read
+    what a name points at: a server's clients)."""
+    if re.fullmatch(r"[a-z][a-z0-9_]*", name) and (_query_dir() / f"{name}.rq").exists():
+        return _load_packaged(name)
+    names = ", ".join(q.name for q in catalog())
+    raise QueryError("no packaged query of this name", field="name", value=name, hint=names)
 
 
 def load(name_or_path: str | Path) -> NamedQuery:

@@ -45,7 +45,7 @@ from dataclasses import dataclass, field
 
 from pyoxigraph import NamedNode, Quad
 
-from finkg.errors import InputError
+from finkg.errors import InputError, require_zone
 from finkg.kg.store import BaseStore
 from finkg.reader import grounding
 from finkg.reader.concurrent import concurrency_of, run_all
@@ -96,7 +96,7 @@ class QA:
         write: bool = True,
     ) -> Asked | None:
         """The answer the statement facts give (written), or None: then `ask` reads."""
-        _check_zone(as_of)
+        require_zone(as_of, field="as_of", what="the answer's instant")
         staged = self._stage(
             question, as_of=as_of, company=company, documents=documents, facts_only=True
         )
@@ -134,7 +134,7 @@ class QA:
         the order given, so the answers written are those asked one at a time. A read whose
         request fails for good stops there: the answers before it are written, a run names
         the request (`output.write_failed_answer`), nothing after it is written."""
-        _check_zone(as_of)
+        require_zone(as_of, field="as_of", what="the answer's instant")
         if self.retriever is None or self.llm is None:
             raise InputError(
                 "this QA answers from statement facts only: open it with a retriever and a "
@@ -387,16 +387,6 @@ class QA:
                 continue
             output = result.output if isinstance(result.output, Answer) else None
             return output, result, blocks
-
-
-def _check_zone(as_of: dt.datetime) -> None:
-    if as_of.tzinfo is None or as_of.utcoffset() is None:
-        raise InputError(
-            "--as-of needs a zone",
-            field="as_of",
-            value=as_of.isoformat(),
-            hint="e.g. 2024-03-01T16:00:00-05:00",
-        )
 
 
 __all__ = ["QA", "ROUTES", "Asked", "Block", "QAConfig", "Quad"]

@@ -41,7 +41,7 @@ from pyoxigraph import NamedNode
 
 from finkg import queries
 from finkg.config import Settings
-from finkg.errors import FinkgError, InputError, TimestampError
+from finkg.errors import FinkgError, InputError, require_zone
 from finkg.kg.store import BaseStore
 from finkg.ontology.terms import FKG, FKG_NS
 from finkg.reader.concurrent import concurrency_of, run_all
@@ -100,14 +100,7 @@ def check_instant(as_of: object) -> dt.datetime:
         raise InputError(
             "the recommendation instant must be a datetime", field="as_of", value=as_of
         )
-    if as_of.tzinfo is None or as_of.utcoffset() is None:
-        raise TimestampError(
-            "the recommendation instant has no zone",
-            field="as_of",
-            value=as_of.isoformat(),
-            hint="give a zoned instant, e.g. 2020-06-01T00:00+03:00",
-        )
-    return as_of
+    return require_zone(as_of, field="as_of", what="the recommendation instant")
 
 
 def recommend(
