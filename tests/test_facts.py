@@ -36,49 +36,7 @@ from finkg.tasks.qa.formula import Unparsed, parse
 NY = ZoneInfo("America/New_York")
 AFTER = dt.datetime(2020, 6, 1, tzinfo=NY)  # the filing below is available from 2020-02-16
 
-STATEMENTS = """ACME WIDGETS CORP. (synthetic)
-Annual report 2019
-
-Consolidated Statements of Operations
-(In millions, except per share data)
-Years Ended December 31, | 2019 | 2018 | 2017
-Net sales | $1,200 | $1,000 | $900
-Cost of sales | 700 | 600 | 560
-Gross profit | 500 | 400 | 340
-Operating income | 250 | 200 | 150
-Net income | 150 | 120 | 90
-Earnings per share:
-Basic | $1.50 | $1.20 | $0.90
-Diluted | $1.45 | $1.15 | $0.88
-See notes to consolidated financial statements.
-
-Consolidated Balance Sheets
-(In millions)
-December 31, | 2019 | 2018
-Current assets
-Cash and cash equivalents | $300 | $250
-Accounts receivable, net | 150 | 130
-Inventories | 200 | 180
-Total current assets | 650 | 560
-Property and equipment, net | 800 | 760
-Total assets | $1,450 | $1,320
-Accounts payable | 120 | 100
-Total current liabilities | 300 | 280
-Long-term debt | 400 | 420
-Total stockholders' equity | 750 | 620
-Total liabilities and stockholders' equity | $1,450 | $1,320
-See notes to consolidated financial statements.
-
-Consolidated Statements of Cash Flows
-(In millions)
-Years Ended December 31, | 2019 | 2018 | 2017
-Net income | $150 | $120 | $90
-Depreciation and amortization | 60 | 55 | 50
-Net cash provided by operating activities | 260 | 210 | 170
-Purchases of property and equipment | (100) | (95) | (80)
-Dividends paid | (40) | (35) | (30)
-See notes to consolidated financial statements.
-"""
+STATEMENTS = (Path(__file__).parent / "data" / "acme-2019-10k.txt").read_text()
 
 
 def _facts(text: str = STATEMENTS) -> dict[tuple[str, int], object]:

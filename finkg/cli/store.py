@@ -22,6 +22,8 @@ from finkg.cli.support import (
     out,
     print_table,
     store_option,
+    timeout_option,
+    token_file_option,
 )
 
 
@@ -228,27 +230,13 @@ def audit(ctx: click.Context, iri: str, store: str | None) -> None:
     is_flag=True,
     help="Let queries use SERVICE and updates LOAD (the server then calls other hosts).",
 )
-@click.option(
-    "--token-file",
-    type=click.Path(path_type=Path, dir_okay=False),
-    default=None,
-    metavar="FILE",
-    help="Ask every request for this bearer token (the file's first line) [default: "
-    "$FINKG_TOKEN, else none]; required for --read-write beyond loopback.",
-)
+@token_file_option
 @click.option(
     "--include-users",
     is_flag=True,
     help="Serve the users/* graphs too (personal transactions and profiles; left out by default).",
 )
-@click.option(
-    "--timeout",
-    "timeout_s",
-    type=click.FloatRange(min=0),
-    default=None,
-    metavar="SECONDS",
-    help="Query time limit [default: $FINKG_QUERY_TIMEOUT or 60; 0: none].",
-)
+@timeout_option
 @store_option
 @click.pass_context
 def serve(

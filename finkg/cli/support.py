@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import datetime as dt
+from pathlib import Path
 from typing import Any
 
 import click
@@ -12,8 +12,8 @@ from rich.table import Table
 from rich.text import Text
 
 from finkg.config import Settings
-from finkg.errors import FinkgError, InputError, TimestampError
-from finkg.kg.ingest.common import zone
+from finkg.errors import FinkgError
+from finkg.kg.ingest.common import parse_instant as parse_instant  # the commands' import
 from finkg.kg.store import BaseStore, open_store
 
 # Nothing finkg prints is read as markup: data holds "[...]" and ":label:" (rich would style
@@ -101,6 +101,25 @@ store_option = click.option(
 )
 
 
+token_file_option = click.option(
+    "--token-file",
+    type=click.Path(path_type=Path, dir_okay=False),
+    default=None,
+    metavar="FILE",
+    help="Ask every request for this bearer token (the file's first line) [default: "
+    "$FINKG_TOKEN, else none].",
+)
+
+timeout_option = click.option(
+    "--timeout",
+    "timeout_s",
+    type=click.FloatRange(min=0),
+    default=None,
+    metavar="SECONDS",
+    help="Query time limit [default: $FINKG_QUERY_TIMEOUT or 60; 0: none].",
+)
+
+
 concurrency_option = click.option(
     "--concurrency",
     type=click.IntRange(min=1),
@@ -140,27 +159,3 @@ def _reporter(bar: Any) -> Any:
         bar.update(tasks[stage], completed=done, total=total or None)
 
     return progress
-
-
-def parse_instant(text: str, tz: str, *, field: str) -> dt.datetime:
-    """A date (its first instant in `tz`) or a zoned instant; a naive time is refused."""
-    text = text.strip()
-    try:
-        if len(text) == 10:
-            return dt.datetime.combine(dt.date.fromisoformat(text), dt.time(), zone(tz))
-        value = dt.datetime.fromisoformat(text)
-    except ValueError:
-        raise InputError(
-            "not a date or an instant",
-            field=field,
-            value=text,
-            hint="give YYYY-MM-DD or a zoned instant such as 2020-06-01T00:00+03:00",
-        ) from None
-    if value.tzinfo is None:
-        raise TimestampError(
-            "a time of day needs a zone",
-            field=field,
-            value=text,
-            hint="add an offset (2020-06-01T09:00+03:00) or give the date alone",
-        )
-    return value

@@ -9,7 +9,7 @@ from pyoxigraph import NamedNode
 
 from finkg import queries
 from finkg.errors import InputError
-from finkg.kg.store import BaseStore
+from finkg.queries import QueryRunner
 from finkg.queries.binding import to_term
 from finkg.queries.results import python_value
 
@@ -41,7 +41,7 @@ class Hop:
     statements: list[tuple[str, str]] = field(default_factory=list)
 
 
-def trace(store: BaseStore, iri: str) -> list[Hop]:
+def trace(store: QueryRunner, iri: str) -> list[Hop]:
     """The node and everything it leads to, depth-first along provenance links."""
     node = to_term(iri, "iri", name="IRI")
     result = queries.run(store, "provenance", {"node": node})

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
 import pyoxigraph as ox
@@ -56,6 +56,17 @@ class EmbeddedStore(BaseStore):
                     " store read-only, or query the server's URL instead."
                 )
             raise StoreError(f"cannot open store at {path}: {e}.{hint}") from None
+
+    @classmethod
+    def of_quads(cls, quads: Iterable[Quad], *, graphs: Graphs) -> EmbeddedStore:
+        """A read-only in-memory store holding `quads` and nothing else: a view of another
+        store's data (`finkg.agent.view`), so no commit is recorded for them."""
+        view = cls(None, graphs=graphs, read_only=True)
+        try:
+            view._store.extend(quads)
+        except OSError as e:
+            raise StoreError(f"could not hold the view in memory: {e}") from None
+        return view
 
     def _dataset(self, default_graphs: DefaultGraphs) -> dict[str, object]:
         if default_graphs is None:

@@ -56,12 +56,12 @@ def server_command(
     return command
 
 
-def _address(bind: str) -> tuple[str, int, int]:
+def split_address(bind: str, *, field: str = "--bind") -> tuple[str, int, int]:
     """(host, port, address family) of HOST:PORT or [IPV6]:PORT."""
     host, sep, port = bind.rpartition(":")
     if not sep or not port.isdigit() or not host:
         raise InputError(
-            "not HOST:PORT", field="--bind", value=bind, hint="for example 127.0.0.1:7878"
+            "not HOST:PORT", field=field, value=bind, hint="for example 127.0.0.1:7878"
         )
     if host.startswith("[") and host.endswith("]"):
         return host[1:-1], int(port), socket.AF_INET6
@@ -107,7 +107,7 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def _die_with_parent() -> None:  # runs in the child between fork and exec
+def die_with_parent() -> None:  # runs in the child between fork and exec
     with contextlib.suppress(Exception):
         ctypes.CDLL(None).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
 
@@ -149,7 +149,7 @@ def serve_store(
             value=str(location),
             hint=f"create one with `finkg init --store {location}` (or `finkg demo`)",
         )
-    host, port, family = _address(bind)
+    host, port, family = split_address(bind)
     if token is not None:
         check_token(token, field="token", value="(hidden)")
     if read_write and token is None and not is_loopback(host):
@@ -164,7 +164,7 @@ def serve_store(
     command = server_command(
         location, bind=f"127.0.0.1:{inner}", read_write=read_write, timeout_s=timeout_s
     )
-    preexec = _die_with_parent if sys.platform.startswith("linux") else None
+    preexec = die_with_parent if sys.platform.startswith("linux") else None
     child = subprocess.Popen(command, stdin=subprocess.DEVNULL, preexec_fn=preexec)
     signalled = threading.Event()
     previous = {}

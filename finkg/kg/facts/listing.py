@@ -22,6 +22,7 @@ from finkg.kg import export
 from finkg.kg.facts.concepts import line_items
 from finkg.kg.facts.stored import FactRef, stored_facts
 from finkg.kg.store import BaseStore
+from finkg.queries import QueryRunner
 
 _YEAR = re.compile(r"^(?:FY\s?|fiscal\s+)?'?((?:19|20)?\d\d)$", re.I)
 
@@ -48,7 +49,7 @@ def concept_named(name: str) -> NamedNode:
 
 
 def facts_of(
-    store: BaseStore,
+    store: QueryRunner,
     company: NamedNode,
     *,
     before: dt.datetime,

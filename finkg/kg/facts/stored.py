@@ -16,7 +16,7 @@ from pyoxigraph import NamedNode
 
 from finkg import queries
 from finkg.kg.facts.concepts import KINDS
-from finkg.kg.store import BaseStore
+from finkg.queries import QueryRunner
 from finkg.queries.rows import Row
 
 _KIND_OF = {v.value: k for k, v in KINDS.items()}
@@ -96,7 +96,7 @@ def _row_fact(row: Row) -> FactRef:
 
 
 def stored_facts(
-    store: BaseStore,
+    store: QueryRunner,
     *,
     before: dt.datetime,
     company: NamedNode | None = None,

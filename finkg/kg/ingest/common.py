@@ -38,6 +38,30 @@ def zone(name: str) -> ZoneInfo:
         ) from None
 
 
+def parse_instant(text: str, tz: str, *, field: str) -> dt.datetime:
+    """A date (its first instant in `tz`) or a zoned instant; a naive time is refused."""
+    text = text.strip()
+    try:
+        if len(text) == 10:
+            return dt.datetime.combine(dt.date.fromisoformat(text), dt.time(), zone(tz))
+        value = dt.datetime.fromisoformat(text)
+    except ValueError:
+        raise InputError(
+            "not a date or an instant",
+            field=field,
+            value=text,
+            hint="give YYYY-MM-DD or a zoned instant such as 2020-06-01T00:00+03:00",
+        ) from None
+    if value.tzinfo is None:
+        raise TimestampError(
+            "a time of day needs a zone",
+            field=field,
+            value=text,
+            hint="add an offset (2020-06-01T09:00+03:00) or give the date alone",
+        )
+    return value
+
+
 SECONDS = "%Y-%m-%d %H:%M:%S"  # its own offset may follow: 2019-11-03 01:30:00-04:00
 _SECONDS = re.compile(r"\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}(Z|[+-]\d{2}:\d{2})?")
 

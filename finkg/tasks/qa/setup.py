@@ -16,6 +16,7 @@ from finkg.config import Settings
 from finkg.errors import InputError
 from finkg.kg.iri import mint
 from finkg.kg.store import BaseStore
+from finkg.queries import QueryRunner
 from finkg.reader.llm import LLM
 from finkg.retrieval.bank import Matcher
 from finkg.retrieval.passages import PassageRetriever
@@ -28,7 +29,7 @@ from finkg.tasks.qa.types import Asked
 RERANKERS = ("auto", "cross", "llm", "none")
 
 
-def resolve_company(store: BaseStore, ticker: str | None) -> NamedNode | None:
+def resolve_company(store: QueryRunner, ticker: str | None) -> NamedNode | None:
     """The company node of a ticker the market graph holds; an unknown one is an error."""
     if ticker is None:
         return None
@@ -155,11 +156,12 @@ def answer(
     rerank: str = "auto",
     config: QAConfig | None = None,
     stage: Callable[[str], None] | None = None,
+    write: bool = True,
 ) -> Asked:
     """`finkg ask`: the inputs checked first (the ticker, the reranker's name); a question
     the statement facts answer is answered from them (no index or reader is opened);
     otherwise the indexes, reader and reranker are opened (tens of seconds), then one
-    answer; written either way."""
+    answer; written either way unless `write` is False."""
     say = stage or (lambda _: None)
     node = resolve_company(store, company)
     if rerank not in RERANKERS:
@@ -168,10 +170,12 @@ def answer(
         )
     if config is None or config.facts:
         say("computing from statement facts")
-        quick = QA.facts_only(store, config).answer_from_facts(question, as_of=as_of, company=node)
+        quick = QA.facts_only(store, config).answer_from_facts(
+            question, as_of=as_of, company=node, write=write
+        )
         if quick is not None:
             return quick
     say("opening indexes and reader")
     qa = open_qa(store, settings, rerank=rerank, config=config)
     say("answering")
-    return qa.ask(question, as_of=as_of, company=node)
+    return qa.ask(question, as_of=as_of, company=node, write=write)
