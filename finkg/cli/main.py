@@ -13,6 +13,7 @@ from finkg.cli.demo import demo
 from finkg.cli.facts import facts
 from finkg.cli.impact import impact
 from finkg.cli.ingest import ingest
+from finkg.cli.mcp import mcp
 from finkg.cli.movement import forecast_command, train_retriever_command
 from finkg.cli.qa import ask, bank, train_reranker_command
 from finkg.cli.query import export, query
@@ -52,6 +53,7 @@ cli.add_command(ask)
 cli.add_command(facts)
 cli.add_command(bank)
 cli.add_command(train_reranker_command)
+cli.add_command(mcp)
 
 
 def main() -> None:
