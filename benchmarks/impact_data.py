@@ -26,7 +26,7 @@ import time
 from pathlib import Path
 
 from finkg.config import Settings
-from finkg.kg.ingest import LOADERS, IngestOptions, ingest
+from finkg.kg.ingest import IngestOptions, ingest, loader
 from finkg.kg.setup import init_store
 from finkg.kg.store import BaseStore, open_store
 
@@ -93,7 +93,7 @@ def _bars(src: Path, out: Path, first_day: dt.date, last_day: dt.date) -> None:
 def _load(store: BaseStore, kind: str, paths: list[Path]) -> None:
     started = time.perf_counter()
     report = ingest(
-        store, kind, LOADERS[kind], paths, IngestOptions(graphs=store.graphs), skip_bad=True
+        store, kind, loader(kind), paths, IngestOptions(graphs=store.graphs), skip_bad=True
     )
     print(
         f"{kind}: {len(paths)} files, {report.records} records, {report.written} written, "

@@ -39,7 +39,7 @@ import pyoxigraph as ox
 
 from finkg import queries
 from finkg.config import Settings
-from finkg.kg.ingest import LOADERS, IngestOptions, ingest
+from finkg.kg.ingest import KINDS, IngestOptions, ingest, loader
 from finkg.kg.setup import init_store
 from finkg.kg.store import BaseStore, open_store
 
@@ -107,7 +107,7 @@ def _run(store: BaseStore, kind: str, paths: list[Path]) -> Row:
     print(f"{kind}: settled in {_settle():.1f} s", flush=True)
     started = time.perf_counter()
     report = ingest(
-        store, kind, LOADERS[kind], paths, IngestOptions(graphs=store.graphs), skip_bad=True
+        store, kind, loader(kind), paths, IngestOptions(graphs=store.graphs), skip_bad=True
     )
     seconds = time.perf_counter() - started
     return Row(
@@ -124,7 +124,7 @@ def _news_repeats(store: BaseStore, paths: list[Path], repeats: int) -> list[flo
         options = IngestOptions(graphs=store.graphs, graph=graphs[-1])
         waited = _settle()
         started = time.perf_counter()
-        report = ingest(store, "news", LOADERS["news"], paths, options, skip_bad=True)
+        report = ingest(store, "news", loader("news"), paths, options, skip_bad=True)
         rates.append(report.records / (time.perf_counter() - started))
         print(
             f"news repeat {k + 1}: {rates[-1]:,.0f} items/s (settled in {waited:.1f} s)", flush=True
@@ -239,7 +239,7 @@ def main(argv: list[str] | None = None) -> int:
                 if _prices_in_period(src, args.acl18_from, args.acl18_to, tmp / "acl18" / src.name)
             ]
             sources.append(("prices", acl18))
-        sources = [(k, p) for k, p in sources if k in LOADERS and p]
+        sources = [(k, p) for k, p in sources if k in KINDS and p]
         store = open_store(args.keep or tmp / "store", settings=Settings(home=tmp))
         init_store(store)
         rows = [_say(_run(store, kind, paths)) for kind, paths in sources]

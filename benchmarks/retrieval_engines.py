@@ -45,8 +45,8 @@ from pyoxigraph import Triple
 
 from finkg import queries
 from finkg.config import Settings
-from finkg.kg.remote import RemoteStore
 from finkg.kg.store import BaseStore, open_store
+from finkg.kg.store.remote import RemoteStore
 from finkg.queries.results import comparable
 from finkg.retrieval.pools import PoolSpec
 from finkg.tasks.impact.anchors import Anchor

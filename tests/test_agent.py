@@ -30,9 +30,9 @@ from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 from pyoxigraph import NamedNode
 
+from finkg.agent.calls import Scope
 from finkg.agent.server import Service, build_server
 from finkg.agent.view import as_of_view
-from finkg.agent.worker import Scope
 from finkg.config import Settings
 from finkg.demo.run import run_demo
 from finkg.demo.world import WorldSpec

@@ -1,7 +1,8 @@
 """The layout shows the architecture (DESIGN.md §2): one folder per job under finkg/tasks/,
-no job folder importing another, no import circle inside a job folder, no module over 400
-lines. Imports are read with `ast` (`import x`, `from x import y`, relative imports, and
-imports inside functions or `if TYPE_CHECKING:` blocks alike), so nothing is imported."""
+no job folder importing another, no import circle anywhere in finkg (a package's
+`__init__` counts: importing `a.b.c` runs `a.b`), no module over 400 lines. Imports are
+read with `ast` (`import x`, `from x import y`, relative imports, and imports inside
+functions or `if TYPE_CHECKING:` blocks alike), so nothing is imported."""
 
 from __future__ import annotations
 
@@ -68,16 +69,30 @@ def cross_job_imports(root: Path, package: str = "finkg") -> list[str]:
     return bad
 
 
-def job_cycles(root: Path, job: str, package: str = "finkg") -> list[list[str]]:
-    """The import circles among the modules of one job folder."""
+def import_circles(
+    root: Path, package: str = "finkg", within: str | None = None
+) -> list[list[str]]:
+    """The import circles (strongly connected modules) among the modules under `within`
+    (default: the whole package). Importing `a.b.c` imports the packages `a.b` and `a` too,
+    unless the importer is inside them (a package is initialised before its modules)."""
     found = modules(root, package)
-    prefix = f"{package}.tasks.{job}"
+    prefix = within or package
     inside = {n: p for n, p in found.items() if n == prefix or n.startswith(prefix + ".")}
     graph = nx.DiGraph()
     graph.add_nodes_from(inside)
     for name, path in inside.items():
-        graph.add_edges_from((name, t) for t in imported(name, path) if t in inside and t != name)
-    return [sorted(c) for c in nx.simple_cycles(graph)]
+        for target in imported(name, path):
+            parts = target.split(".")
+            for i in range(1, len(parts) + 1):
+                step = ".".join(parts[:i])
+                if step in inside and step != name and not name.startswith(step + "."):
+                    graph.add_edge(name, step)
+    return sorted(sorted(c) for c in nx.strongly_connected_components(graph) if len(c) > 1)
+
+
+def job_cycles(root: Path, job: str, package: str = "finkg") -> list[list[str]]:
+    """The import circles among the modules of one job folder."""
+    return import_circles(root, package, f"{package}.tasks.{job}")
 
 
 def long_modules(root: Path, package: str = "finkg") -> list[str]:
@@ -104,6 +119,10 @@ def test_no_import_circle_inside_a_job_folder(job: str) -> None:
     assert job_cycles(ROOT, job) == []
 
 
+def test_no_import_circle_in_finkg() -> None:
+    assert import_circles(ROOT) == []
+
+
 def test_no_module_over_400_lines() -> None:
     assert long_modules(ROOT) == []
 
@@ -128,6 +147,11 @@ def test_the_checks_catch_what_they_are_for(tmp_path: Path) -> None:
         "pkg/tasks/movement/d.py": "",
         "pkg/tasks/recommend/__init__.py": "",
         "pkg/long.py": "x = 1\n" * (MAX_LINES + 1),
+        # a circle through a package's __init__: ing -> ing.prices -> der -> ing (ing.core)
+        "pkg/ing/__init__.py": "from pkg.ing import core, prices\n",
+        "pkg/ing/core.py": "",
+        "pkg/ing/prices.py": "def f():\n    from pkg import der\n",
+        "pkg/der/__init__.py": "from pkg.ing.core import Item\n",
     }
     for rel, text in files.items():
         (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
@@ -141,4 +165,8 @@ def test_the_checks_catch_what_they_are_for(tmp_path: Path) -> None:
     ]
     assert job_cycles(tmp_path, "qa", "pkg") == [["pkg.tasks.qa.b", "pkg.tasks.qa.c"]]
     assert job_cycles(tmp_path, "impact", "pkg") == []
+    assert import_circles(tmp_path, "pkg") == [
+        ["pkg.der", "pkg.ing", "pkg.ing.prices"],
+        ["pkg.tasks.qa.b", "pkg.tasks.qa.c"],
+    ]
     assert long_modules(tmp_path, "pkg") == [f"pkg/long.py: {MAX_LINES + 1} lines"]

@@ -12,8 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from finkg.shapes import castable, screen
-from finkg.shapes.compile import finkg_checks
-from finkg.shapes.validate import FSH, validate_quads
+from finkg.shapes.validate import FSH, finkg_checks, validate_quads
 
 DATA = Path(__file__).parent / "data"
 INVALID = sorted((DATA / "invalid").glob("*.ttl"))

@@ -20,7 +20,7 @@ from finkg.kg.scoped import ScopedStore, without_users
 from finkg.kg.store import BaseStore, open_store
 
 if TYPE_CHECKING:
-    from finkg.agent.worker import Scope
+    from finkg.agent.calls import Scope
     from finkg.tasks.qa.ask import QA
     from finkg.tasks.qa.types import Asked
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pyoxigraph import NamedNode, Quad, Triple
 
@@ -30,7 +30,8 @@ from finkg.agent.models import (
     cut_note,
     shown_value,
 )
-from finkg.agent.view import Views, evidence_graphs
+from finkg.agent.view import MAX_QUADS, Views, evidence_graphs
+from finkg.config import Settings
 from finkg.errors import QueryError
 from finkg.kg.ingest.common import parse_instant
 from finkg.kg.scoped import ScopedStore, without_users
@@ -38,9 +39,6 @@ from finkg.kg.sparql_guard import iris, outbound_reason
 from finkg.kg.store import BaseStore, open_store
 from finkg.queries.binding import to_term
 from finkg.queries.bound import Triples
-
-if TYPE_CHECKING:
-    from finkg.agent.worker import Scope
 
 ZONE = "America/New_York"  # the zone of a date given alone (the exchanges' zone)
 USERS_HIDDEN = (
@@ -52,6 +50,17 @@ USERS_HIDDEN = (
 def instant(text: str, field: str) -> dt.datetime:
     """A zoned instant, or a date alone (its first instant in New York)."""
     return parse_instant(text, ZONE, field=field)
+
+
+@dataclass(frozen=True)
+class Scope:
+    """What a server's reads may see: every graph but the users' personal ones, or one
+    user's too (`user`); `view_limit` bounds an as-of view's copy ."""
+
+    location: str
+    settings: Settings
+    user: str | None = None
+    view_limit: int = MAX_QUADS
 
 
 @dataclass
@@ -333,6 +342,7 @@ def neighbourhood(
 
 __all__ = [
     "Reading",
+    "Scope",
     "catalogue",
     "evidence",
     "facts",

@@ -37,6 +37,7 @@ from pydantic import Field
 
 from finkg.agent import calls
 from finkg.agent.answering import Answerer
+from finkg.agent.calls import Scope
 from finkg.agent.models import (
     AskResult,
     AuditResult,
@@ -46,7 +47,7 @@ from finkg.agent.models import (
     QueryInfo,
     QueryResult,
 )
-from finkg.agent.worker import Scope, Worker
+from finkg.agent.worker import Worker
 from finkg.errors import FinkgError
 
 INSTRUCTIONS = """\

@@ -39,8 +39,8 @@ from pyoxigraph import NamedNode, Quad
 
 from finkg import queries
 from finkg.errors import InputError
-from finkg.kg.embedded import EmbeddedStore
 from finkg.kg.store import BaseStore
+from finkg.kg.store.embedded import EmbeddedStore
 
 MAX_QUADS = 5_000_000
 

@@ -21,11 +21,10 @@ import sys
 import threading
 import traceback
 from collections.abc import Callable
-from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from typing import Any, TypeVar
 
-from finkg.config import Settings
+from finkg.agent.calls import Reading, Scope
 from finkg.errors import FinkgError, InputError, StoreError
 from finkg.kg.serve import die_with_parent
 
@@ -42,21 +41,8 @@ class WorkerError(FinkgError):
     exit_code = 3
 
 
-@dataclass(frozen=True)
-class Scope:
-    """What a server's reads may see: every graph but the users' personal ones, or one
-    user's too (`user`); `view_limit` bounds an as-of view's copy (`view.MAX_QUADS`)."""
-
-    location: str
-    settings: Settings
-    user: str | None = None
-    view_limit: int = 5_000_000
-
-
 def _serve(inbox: Connection, outbox: Connection) -> None:
     """The child: open the store once, then answer calls until the pipe closes."""
-    from finkg.agent.calls import Reading
-
     scope = inbox.recv()
     try:
         reading = Reading.open(scope)

@@ -64,8 +64,8 @@ def mcp(
     finkg mcp --store ~/.finkg/store
     finkg mcp --http 127.0.0.1:8765
     """
+    from finkg.agent.calls import Scope
     from finkg.agent.server import Service, build_server
-    from finkg.agent.worker import Scope
     from finkg.kg.graphs import Graphs
     from finkg.kg.serve import read_token
 

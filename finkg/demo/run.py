@@ -21,7 +21,7 @@ from finkg.demo.world import WorldManifest, WorldSpec, build_world
 from finkg.errors import InputError
 from finkg.kg.calendar import get_calendar
 from finkg.kg.export import to_jsonld
-from finkg.kg.ingest import LOADERS, IngestOptions, ingest
+from finkg.kg.ingest import KINDS, IngestOptions, ingest, loader
 from finkg.kg.ingest.documents import ingest_documents
 from finkg.kg.iri import mint
 from finkg.kg.setup import init_store
@@ -176,11 +176,11 @@ def _ingest_all(
                 )
             )
             continue
-        if kind not in LOADERS:
+        if kind not in KINDS:
             skipped.append(kind)
             continue
         say(f"ingesting {kind}: {len(paths)} file(s)")
-        report = ingest(store, f"{kind} ({DEMO_NOTE})", LOADERS[kind], paths, options)
+        report = ingest(store, f"{kind} ({DEMO_NOTE})", loader(kind), paths, options)
         lines.append(
             IngestLine(
                 kind=kind,

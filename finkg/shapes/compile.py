@@ -21,8 +21,6 @@ both engines agree on every finkg fixture.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from functools import cache
 from typing import NoReturn
 
 import rdflib
@@ -30,36 +28,12 @@ from rdflib.namespace import OWL, RDF, RDFS, SH
 
 from finkg.errors import InputError
 from finkg.shapes import constraints
+from finkg.shapes.checks import Check, Focus, subclasses
 from finkg.shapes.terms import PathError, sparql_path
 
 
 class ShapeCompileError(InputError):
     """A shape uses SHACL this compiler does not implement (exit code 2)."""
-
-
-@dataclass(frozen=True)
-class Check:
-    """One constraint as a query: its SELECT returns ?focus (and ?value where there is one;
-    ?path where the path differs by row, sh:closed; ?cmp where Python decides the rows
-    Oxigraph could not compare, the value ranges and sh:lessThan).
-
-    `arg` is the constraint's parameter, for engines that evaluate it without the query
-    (`screen.py`): a count or length (int) for Min/MaxCount and Min/MaxLength; the datatype
-    IRI (Datatype); the sh:nodeKind IRI (NodeKind); the member class IRIs (Class); the
-    allowed terms as N-Triples (In); (pattern, flags or None) (Pattern); (operator,
-    lexical form, datatype IRI) of the bound (Min/MaxIn/Exclusive); the value as N-Triples
-    (HasValue); the other path's IRI (LessThan, LessThanOrEquals); None (SPARQL and the
-    components finkg's shapes do not use)."""
-
-    shape: str  # the shape's IRI (or a description of a blank one)
-    classes: frozenset[str]  # the target classes and their subclasses (IRIs)
-    path: str  # the predicate IRI; a SPARQL path for other paths; "" for node shapes
-    component: str  # the SHACL constraint component, e.g. "MinCount"
-    message: str
-    query: str
-    arg: object = None
-    severity: str = "Violation"
-    other_targets: bool = False  # targets beyond `classes`: run whatever classes occur
 
 
 # shape parameters that change nothing about validation
@@ -90,59 +64,6 @@ _REFUSED = {
     SH.js: "SHACL-JS",
 }
 _PREDICATES = _NON_VALIDATING | _TARGETS | constraints.NODE | constraints.PROPERTY | {SH.path}
-
-
-@dataclass(frozen=True)
-class Focus:
-    """Where a shape's focus nodes come from: its targets, or (for a property shape inside
-    a property shape) the value nodes of the outer shape."""
-
-    classes: tuple[str, ...] = ()  # the class closure, as N-Triples
-    nodes: tuple[str, ...] = ()
-    subjects_of: tuple[str, ...] = ()
-    objects_of: tuple[str, ...] = ()
-    outer: Focus | None = None
-    outer_path: str = ""
-
-    @property
-    def other_targets(self) -> bool:
-        if self.outer is not None:
-            return self.outer.other_targets
-        return bool(self.nodes or self.subjects_of or self.objects_of)
-
-    @property
-    def class_iris(self) -> frozenset[str]:
-        if self.outer is not None:
-            return self.outer.class_iris
-        return frozenset(c.strip("<>") for c in self.classes)
-
-    def pattern(self, var: str = "?focus") -> str:
-        """A group graph pattern that binds `var` to each focus node (maybe more than once)."""
-        if self.outer is not None:
-            up = var + "_up"
-            inner = f"{self.outer.pattern(up)} {up} {self.outer_path} {var} ."
-            return f"{{ SELECT DISTINCT {var} WHERE {{ {inner} }} }}"
-        parts = []
-        if self.classes:
-            parts.append(f"VALUES {var}_class {{ {' '.join(self.classes)} }} {var} a {var}_class .")
-        if self.nodes:
-            parts.append(f"VALUES {var} {{ {' '.join(self.nodes)} }}")
-        parts += [f"{var} {p} [] ." for p in self.subjects_of]
-        parts += [f"[] {p} {var} ." for p in self.objects_of]
-        if len(parts) == 1:
-            return parts[0]
-        return " UNION ".join(f"{{ {p} }}" for p in parts)
-
-
-def subclasses(ontology: rdflib.Graph, cls: rdflib.term.Node) -> list[str]:
-    """`cls` and its subclasses in `ontology` (rdfs:subClassOf, transitively), as N-Triples."""
-    found, todo = {cls}, [cls]
-    while todo:
-        for sub in ontology.subjects(RDFS.subClassOf, todo.pop()):
-            if sub not in found:
-                found.add(sub)
-                todo.append(sub)
-    return sorted(c.n3() for c in found)
 
 
 def compile_shapes(shapes: rdflib.Graph, ontology: rdflib.Graph) -> list[Check]:
@@ -260,11 +181,3 @@ def _shape_checks(
         inner_focus = focus if path is None else Focus(outer=focus, outer_path=path)
         checks += _shape_checks(shapes, ontology, inner, inner_focus, depth=depth + 1)
     return checks
-
-
-@cache
-def finkg_checks() -> tuple[Check, ...]:
-    """The compiled checks of finkg's packaged shapes (built once per process)."""
-    from finkg.shapes.validate import ontology_graph, shapes_graph
-
-    return tuple(compile_shapes(shapes_graph(), ontology_graph()))

@@ -11,17 +11,15 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import Any, NoReturn
 
 import pyoxigraph as ox
 import rdflib
 from rdflib.collection import Collection
 from rdflib.namespace import SH, XSD
 
+from finkg.shapes.checks import Check, Focus, subclasses
 from finkg.shapes.terms import REWRITTEN_DATATYPES, rewritten, to_oxigraph, well_formed, xpath_regex
-
-if TYPE_CHECKING:
-    from finkg.shapes.compile import Check, Focus
 
 Refuse = Callable[[rdflib.term.Node, str], NoReturn]
 
@@ -93,8 +91,6 @@ class Site:
         *,
         arg: object = None,
     ) -> Check:
-        from finkg.shapes.compile import Check
-
         query = f"SELECT DISTINCT {select} WHERE {{ {self.focus.pattern()} {where} }} {tail}"
         text = self.shapes.value(self.shape, SH.message)
         severity = self.shapes.value(self.shape, SH.severity)
@@ -197,8 +193,6 @@ def _values(site: Site) -> Iterator[Check]:
         yield site.test(_KINDS[kind], "NodeKind", f"value is not a {kind}", arg=str(kind))
     for cls in site.objects(SH["class"]):
         _iri(site, cls, "sh:class")
-        from finkg.shapes.compile import subclasses
-
         members = subclasses(site.ontology, cls)
         where = (
             f"{site.values()} FILTER NOT EXISTS {{ VALUES ?vclass {{ {' '.join(members)} }} "
@@ -371,8 +365,6 @@ def _sparql(site: Site, constraint: rdflib.term.Node) -> Check:
         f"{prologue}SELECT DISTINCT ?focus ?value WHERE {{ {site.focus.pattern()} {{ {inner} }} }}"
     )
     message = site.shapes.value(constraint, SH.message)
-    from finkg.shapes.compile import Check
-
     return Check(
         site.name,
         site.focus.class_iris,

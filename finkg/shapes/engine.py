@@ -16,7 +16,8 @@ import rdflib
 from rdflib.namespace import RDFS
 
 from finkg import queries
-from finkg.shapes.compile import Check, compile_shapes
+from finkg.shapes.checks import Check
+from finkg.shapes.compile import compile_shapes
 from finkg.shapes.report import Report, Violation
 from finkg.shapes.terms import numeric_holds
 

@@ -31,7 +31,8 @@ from functools import cache
 from pyoxigraph import BlankNode, Literal, NamedNode
 
 from finkg.shapes.castable import decimal_value, integer_value
-from finkg.shapes.compile import Check, finkg_checks
+from finkg.shapes.checks import Check
+from finkg.shapes.validate import finkg_checks
 
 Term = NamedNode | BlankNode | Literal
 Statement = tuple[NamedNode | BlankNode, NamedNode, Term]

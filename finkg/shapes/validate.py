@@ -33,7 +33,8 @@ from rdflib.namespace import SH
 from finkg import queries
 from finkg.errors import InputError
 from finkg.ontology import ontology_path
-from finkg.shapes.compile import Check, compile_shapes, finkg_checks
+from finkg.shapes.checks import Check
+from finkg.shapes.compile import compile_shapes
 from finkg.shapes.engine import Progress, Select, run_checks
 from finkg.shapes.report import FSH, Report, Violation
 from finkg.shapes.terms import rewritten
@@ -71,6 +72,12 @@ def shapes_graph() -> rdflib.Graph:
 @cache
 def ontology_graph() -> rdflib.Graph:
     return rdflib.Graph().parse(ontology_path(), format="turtle")
+
+
+@cache
+def finkg_checks() -> tuple[Check, ...]:
+    """The compiled checks of finkg's packaged shapes (built once per process)."""
+    return tuple(compile_shapes(shapes_graph(), ontology_graph()))
 
 
 def read_shapes(paths: Iterable[Path]) -> rdflib.Graph:

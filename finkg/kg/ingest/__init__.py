@@ -2,29 +2,28 @@
 
 from __future__ import annotations
 
+import importlib
+
 from finkg.errors import InputError
-from finkg.kg.ingest import companies, fartrans, filings, news, prices
 from finkg.kg.ingest.core import IngestOptions, IngestReport, Item, Loader, Reject, ingest
 
-LOADERS: dict[str, Loader] = {
-    "companies": companies.load,
-    "fartrans": fartrans.load,
-    "filings": filings.load,
-    "news": news.load,
-    "prices": prices.load,
-}
+# The loaders by kind, each `finkg.kg.ingest.<kind>.load`, imported when asked for: the
+# package itself imports only the writer, so a module the loaders use (`kg.derive`) can use
+# the writer's types without importing every loader.
+KINDS = ("companies", "fartrans", "filings", "news", "prices")
 
 
 def loader(kind: str) -> Loader:
-    try:
-        return LOADERS[kind]
-    except KeyError:
+    """The loader of `kind` (one of KINDS)."""
+    if kind not in KINDS:
         raise InputError(
             "unknown ingest kind",
             field="KIND",
             value=kind,
-            hint="use one of " + ", ".join(sorted(LOADERS)) + " (or rdf)",
-        ) from None
+            hint="use one of " + ", ".join(KINDS) + " (or rdf)",
+        )
+    load: Loader = importlib.import_module(f"finkg.kg.ingest.{kind}").load
+    return load
 
 
-__all__ = ["LOADERS", "IngestOptions", "IngestReport", "Item", "Reject", "ingest", "loader"]
+__all__ = ["KINDS", "IngestOptions", "IngestReport", "Item", "Reject", "ingest", "loader"]

@@ -1,103 +1,26 @@
-"""One store protocol over an embedded Oxigraph store and any SPARQL 1.1 endpoint.
-
-`open_store(location)`:
-
-- `None` or `":memory:"`: an in-memory Oxigraph store;
-- a directory: an on-disk Oxigraph store (pyoxigraph), created if absent;
-- an `http(s)://` URL: a SPARQL 1.1 Protocol endpoint through SPARQLWrapper, with Graph
-  Store Protocol loads (the Oxigraph server started by `finkg serve`, or any other engine).
-
-Every write goes through `write()` (or `update()`, `load()`), which records one `fkg:Commit`
-in the audit graph in the same transaction as the data, numbered one above the generation
-before it; the store's `generation()` is the highest number, so it grows on every write and
-indexes can tell when they are stale.
-
->>> store = open_store(None)
->>> store.generation()
-0
->>> from pyoxigraph import Literal, NamedNode, Quad
->>> q = Quad(NamedNode("https://e.org/a"), NamedNode("https://e.org/p"), Literal("x"),
-...          store.graphs.news)
->>> store.write(add=[q], note="example").quad_count
-1
->>> store.generation()
-1
-"""
+"""What the backends share (`BaseStore`): commits recorded in the audit graph in the same
+transaction as the data, the generation, named graphs; and the quads of a commit
+(`commit_quads`), a parse into one graph (`parse_into`), finkg's own graphs among those a
+store lists (`own_graphs`)."""
 
 from __future__ import annotations
 
 import datetime as dt
 import uuid
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
-from pathlib import Path
-from typing import Protocol, runtime_checkable
+from collections.abc import Iterable, Sequence
 
 import pyoxigraph as ox
-from pyoxigraph import Literal, NamedNode, Quad, Triple
+from pyoxigraph import Literal, NamedNode, Quad
 
 from finkg import queries
-from finkg.config import Settings
 from finkg.errors import InputError, StoreError
 from finkg.kg.graphs import Graphs
+from finkg.kg.store.protocol import Commit, DefaultGraphs
 from finkg.kg.update_targets import check_update
 from finkg.ontology.terms import FKG, PROV, RDF, RDFS, XSD
 from finkg.queries.binding import bind
 from finkg.queries.results import Solutions
-
-DefaultGraphs = Sequence[NamedNode] | str | None
-
-
-@dataclass(frozen=True)
-class Commit:
-    """One write: its IRI in the audit graph, what wrote it, how many quads, when."""
-
-    iri: NamedNode
-    note: str
-    quad_count: int | None  # None for SPARQL updates, whose effect is not counted
-    at: dt.datetime
-    sequence: int  # the store generation this commit makes
-
-
-@runtime_checkable
-class Store(Protocol):
-    """What every backend offers."""
-
-    location: str
-    graphs: Graphs
-    read_only: bool
-
-    def select(self, query: str, *, default_graphs: DefaultGraphs = None) -> Solutions: ...
-    def construct(self, query: str, *, default_graphs: DefaultGraphs = None) -> list[Triple]: ...
-    def ask(self, query: str, *, default_graphs: DefaultGraphs = None) -> bool: ...
-    def update(self, update: str, *, note: str = "update", maintenance: bool = False) -> Commit: ...
-    def write(
-        self,
-        *,
-        add: Iterable[Quad] = (),
-        remove: Iterable[Quad] = (),
-        note: str,
-        commit: NamedNode | None = None,
-    ) -> Commit | None: ...
-    def write_nquads(
-        self,
-        data: bytes,
-        *,
-        count: int,
-        add: Sequence[Quad] = (),
-        note: str,
-        commit: NamedNode | None = None,
-    ) -> Commit: ...
-    def load(
-        self, data: bytes, *, format: ox.RdfFormat, graph: NamedNode, note: str
-    ) -> Commit | None: ...
-    def held(self, quads: Sequence[Quad]) -> set[Quad]: ...
-    def quads(self, graph: NamedNode | None = None) -> Iterator[Quad]: ...
-    def named_graphs(self) -> list[NamedNode]: ...
-    def generation(self) -> int: ...
-    def new_commit_iri(self) -> NamedNode: ...
-    def close(self) -> None: ...
 
 
 class BaseStore(ABC):
@@ -283,33 +206,3 @@ def parse_into(data: bytes, format: ox.RdfFormat, graph: NamedNode) -> list[Quad
         ]
     except SyntaxError as e:
         raise InputError(f"cannot parse {format.name} data: {e.msg}", line=e.lineno) from None
-
-
-def open_store(
-    location: str | Path | None,
-    *,
-    settings: Settings | None = None,
-    read_only: bool = False,
-) -> BaseStore:
-    """Open the store at `location` (see the module docstring for the three kinds)."""
-    settings = settings or Settings()
-    graphs = Graphs(settings.base_iri)
-    text = str(location) if location is not None else ":memory:"
-    if text.startswith(("http://", "https://")):
-        from finkg.kg.remote import RemoteStore
-
-        return RemoteStore(
-            text,
-            graphs=graphs,
-            read_only=read_only,
-            update_url=settings.update_url,
-            gsp_url=settings.gsp_url,
-            token=settings.token,
-        )
-    from finkg.kg.embedded import EmbeddedStore
-
-    if text == ":memory:":
-        if read_only:
-            raise InputError("an in-memory store cannot be opened read-only", field="store")
-        return EmbeddedStore(None, graphs=graphs)
-    return EmbeddedStore(Path(text), graphs=graphs, read_only=read_only)

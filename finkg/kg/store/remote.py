@@ -33,7 +33,8 @@ from SPARQLWrapper.SPARQLExceptions import QueryBadFormed, SPARQLWrapperExceptio
 from finkg import queries
 from finkg.errors import QueryError, StoreError
 from finkg.kg.graphs import Graphs
-from finkg.kg.store import BaseStore, Commit, DefaultGraphs, commit_quads, parse_into
+from finkg.kg.store.base import BaseStore, commit_quads, parse_into
+from finkg.kg.store.protocol import Commit, DefaultGraphs
 from finkg.kg.updates import quads_update
 from finkg.queries.results import Solutions
 

@@ -10,14 +10,8 @@ from pyoxigraph import NamedNode, Quad, Triple
 
 from finkg.errors import MissingStoreError, QueryError, StoreError
 from finkg.kg.graphs import Graphs
-from finkg.kg.store import (
-    BaseStore,
-    Commit,
-    DefaultGraphs,
-    commit_quads,
-    own_graphs,
-    parse_into,
-)
+from finkg.kg.store.base import BaseStore, commit_quads, own_graphs, parse_into
+from finkg.kg.store.protocol import Commit, DefaultGraphs
 from finkg.kg.updates import quads_update
 from finkg.queries.results import Solutions
 
