@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 
 from pyoxigraph import BlankNode, Literal, NamedNode, Triple
 
 Term = NamedNode | BlankNode | Literal | Triple
+# The dataset a query reads: graphs by name, "union" (every graph as the default graph), or
+# None (the store's own default).
+DefaultGraphs = Sequence[NamedNode] | str | None
 
 
 @dataclass(frozen=True)

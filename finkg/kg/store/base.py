@@ -11,7 +11,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterable, Sequence
 
 import pyoxigraph as ox
-from pyoxigraph import Literal, NamedNode, Quad
+from pyoxigraph import Literal, NamedNode, Quad, Triple
 
 from finkg import queries
 from finkg.errors import InputError, StoreError
@@ -32,6 +32,12 @@ class BaseStore(ABC):
 
     @abstractmethod
     def select(self, query: str, *, default_graphs: DefaultGraphs = None) -> Solutions: ...
+
+    @abstractmethod
+    def construct(self, query: str, *, default_graphs: DefaultGraphs = None) -> list[Triple]: ...
+
+    @abstractmethod
+    def ask(self, query: str, *, default_graphs: DefaultGraphs = None) -> bool: ...
 
     @abstractmethod
     def _write(self, add: list[Quad], remove: list[Quad]) -> None: ...

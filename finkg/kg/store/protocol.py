@@ -12,9 +12,7 @@ import pyoxigraph as ox
 from pyoxigraph import NamedNode, Quad, Triple
 
 from finkg.kg.graphs import Graphs
-from finkg.queries.results import Solutions
-
-DefaultGraphs = Sequence[NamedNode] | str | None
+from finkg.queries.results import DefaultGraphs, Solutions
 
 
 @dataclass(frozen=True)
