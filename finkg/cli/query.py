@@ -44,6 +44,18 @@ def _dataset(ctx: click.Context, graphs_option: str | None) -> list[Any] | str |
     return [g.parse(name) for name in graphs_option.split(",") if name.strip()]
 
 
+# for `query` and `export`: the bound of a bounded CONSTRUCT
+bound_option = click.option(
+    "--bound",
+    type=click.IntRange(min=0),
+    default=None,
+    metavar="N",
+    help="For a bounded CONSTRUCT (one_hop, one_hop_before: 25): at most N triples per "
+    "selected node, predicate and direction, a deterministic sample; 0: all. What is left "
+    "out is stated on stderr.",
+)
+
+
 @click.command()
 @click.argument("query", required=False)
 @click.option(
@@ -75,15 +87,7 @@ def _dataset(ctx: click.Context, graphs_option: str | None) -> list[Any] | str |
     help="Result format; a table is printed tab-separated when stdout is not a terminal.",
 )
 @click.option("--list", "list_", is_flag=True, help="List the packaged queries and exit.")
-@click.option(
-    "--bound",
-    type=click.IntRange(min=0),
-    default=None,
-    metavar="N",
-    help="For a bounded CONSTRUCT (one_hop, one_hop_before: 25): at most N triples per "
-    "selected node, predicate and direction, a deterministic sample; 0: all. What is left "
-    "out is stated on stderr.",
-)
+@bound_option
 @store_option
 @click.pass_context
 def query(
@@ -205,15 +209,7 @@ def _print_solutions(result: Solutions, fmt: str) -> None:
 @click.option(
     "-o", "--output", type=click.Path(path_type=Path), help="File to write [default: stdout]."
 )
-@click.option(
-    "--bound",
-    type=click.IntRange(min=0),
-    default=None,
-    metavar="N",
-    help="For a bounded CONSTRUCT (one_hop, one_hop_before: 25): at most N triples per "
-    "selected node, predicate and direction, a deterministic sample; 0: all. What is left "
-    "out is stated on stderr.",
-)
+@bound_option
 @store_option
 @click.pass_context
 def export(
