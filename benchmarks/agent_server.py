@@ -14,7 +14,7 @@ For each of REPEATS rounds, on the same store and the same query:
   which is what a person running the CLI waits for;
 - **in process**: `queries.select` on an open store, the query's own cost.
 
-    python benchmarks/agent_server.py [--store DIR] [--repeats 5] [--calls 10] [--report PATH]
+    python -m benchmarks.agent_server [--store DIR] [--repeats 5] [--calls 10] [--report PATH]
 
 The company is the first with news; the instant is the midpoint of the news's availability.
 Timings are wall-clock on whatever else the machine runs: say what that was.

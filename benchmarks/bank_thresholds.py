@@ -8,7 +8,7 @@ of", "basic" for "diluted"). For each matcher it prints the score of the intende
 answer in the bank), then the hits and false hits at the thresholds given. A false hit is
 a wrong number served without retrieval; a miss only falls through to the full pipeline.
 
-    python benchmarks/bank_thresholds.py [--embedder minilm|hash] [--tau-seq 0.8] ...
+    python -m benchmarks.bank_thresholds [--embedder minilm|hash] [--tau-seq 0.8] ...
 """
 
 from __future__ import annotations

@@ -6,8 +6,8 @@ device, over the same passages (title and text of real news items, as the indexe
 and compares the vectors the two devices give. It imports sentence-transformers and torch only
 (not finkg), so it runs on a GPU machine that has no store libraries:
 
-    python benchmarks/embed_device.py --passages 4096 --repeats 5
-    python benchmarks/embed_device.py --model-dir DIR --news FILE.jsonl.gz --out reports/x.json
+    python -m benchmarks.embed_device --passages 4096 --repeats 5
+    python -m benchmarks.embed_device --model-dir DIR --news FILE.jsonl.gz --out reports/x.json
 
 Each device embeds every passage once untimed (weights loaded, kernels chosen), then
 `--repeats` timed passes; the figure is passages per second of each pass, reported as the

@@ -20,7 +20,7 @@ data's validation 2019 and test 2020. Everything decided is decided on validatio
 Reads answered by the reply cache are counted apart and never in a throughput figure
 (`--fresh-cache` empties it first).
 
-    python benchmarks/impact.py --store /work/impact-store --val-anchors 1000 \
+    python -m benchmarks.impact --store /work/impact-store --val-anchors 1000 \
         --anchors 2000 --fresh-cache
 """
 
@@ -39,12 +39,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
 import numpy as np
-from impact_data import DATA, bars_span, build, describe
-from impact_report import report, speed_lines, summary_json
 
+from benchmarks.impact_data import DATA, bars_span, build, describe
+from benchmarks.impact_report import report, speed_lines, summary_json
 from finkg import queries
 from finkg.config import Settings
 from finkg.evaluation.stats import paired
@@ -249,7 +247,7 @@ def main(argv: list[str] | None = None) -> int:
     if not (args.data / "event").is_dir():
         print(f"no event data under {args.data}; pass --data", file=sys.stderr)
         return 2
-    command = "python benchmarks/impact.py " + " ".join(argv or sys.argv[1:])
+    command = "python -m benchmarks.impact " + " ".join(argv or sys.argv[1:])
     print(f"options: {vars(args)}", flush=True)
     began = time.perf_counter()
     variants = [v.strip() for v in args.variants.split(",") if v.strip()]

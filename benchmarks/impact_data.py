@@ -12,7 +12,7 @@ The universe is the tickers that have both news and prices (in the shared data, 
 - the EDGAR submissions and the filing PDFs (SEC evidence; PDFs without an acceptance time
   are stored as approximate, as ingest does).
 
-    python benchmarks/impact_data.py --store /tmp/finkg-impact-store
+    python -m benchmarks.impact_data --store /tmp/finkg-impact-store
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ paper's setting (lambda .3, delta .2).
 
 The runs clear the store's outputs and memory graphs (as `impact.py` does when it starts).
 
-    python benchmarks/impact_grid.py --store /work/impact-store --anchors 200
+    python -m benchmarks.impact_grid --store /work/impact-store --anchors 200
 """
 
 from __future__ import annotations
@@ -24,11 +24,8 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from impact import PROXY, ROOT, clear_runs, stratified, year
-from impact_data import DATA, build
-
+from benchmarks.impact import PROXY, ROOT, clear_runs, stratified, year
+from benchmarks.impact_data import DATA, build
 from finkg.config import Settings
 from finkg.evaluation.metrics import VariantResult
 from finkg.kg.calendar import get_calendar
@@ -87,7 +84,7 @@ def main(argv: list[str] | None = None) -> int:
     if not (args.data / "event").is_dir():
         print(f"no event data under {args.data}; pass --data", file=sys.stderr)
         return 2
-    command = "python benchmarks/impact_grid.py " + " ".join(argv or sys.argv[1:])
+    command = "python -m benchmarks.impact_grid " + " ".join(argv or sys.argv[1:])
     began = time.perf_counter()
     store = build(args.store, args.data)
     settings = Settings(home=args.store / "home", reader=args.reader, threads=args.threads)

@@ -18,7 +18,7 @@ compacts what the previous one wrote in background threads of this process (3-5 
 after 10,000 news items on a 16M-quad store), and on 2 cores that work would be timed as
 the next one's. The seconds waited are printed.
 
-    python benchmarks/ingest.py [--data ../shared/data] [--from 2019-01-01] [--to 2020-12-31]
+    python -m benchmarks.ingest [--data ../shared/data] [--from 2019-01-01] [--to 2020-12-31]
 """
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ query's decision instant (paper 001 §4.1), a deterministic --sample of them. Pr
 writes ACC / MCC beside the paper's figures, the candidate-movement correlation (appendix
 B.2) and indicator occurrences (Figure 2) to benchmarks/reports/movement_retrievers.md.
 
-    python benchmarks/movement.py --store /tmp/acl18-store --queries 8 \
+    python -m benchmarks.movement --store /tmp/acl18-store --queries 8 \
         --model-dir ~/.finkg/cache/movement/finseer
 """
 
@@ -61,11 +61,11 @@ PAPER_TEXT_RETRIEVERS = {
 PAPER_CORRELATION = {"finseer": (0.054, 0.004)}  # Table 4, ACL18
 
 
-def _has_windows(store: BaseStore) -> bool:
+def has_windows(store: BaseStore) -> bool:
     return bool(store.ask("ASK { GRAPH ?g { ?w a <https://w3id.org/finkg/ns#IndicatorWindow> } }"))
 
 
-def _ingest(store: BaseStore, data: Path, since: dt.date, end: dt.date, tmp: Path) -> None:
+def ingest_market(store: BaseStore, data: Path, since: dt.date, end: dt.date, tmp: Path) -> None:
     tmp.mkdir(parents=True, exist_ok=True)
     first = (since - dt.timedelta(days=WARM_UP_DAYS)).isoformat()
     paths = []
@@ -116,8 +116,8 @@ def main(argv: list[str] | None = None) -> int:
         names.remove("finseer")
 
     store = open_store(args.store)
-    if not _has_windows(store):
-        _ingest(store, args.data, args.since, args.end, args.store.with_suffix(".csv"))
+    if not has_windows(store):
+        ingest_market(store, args.data, args.since, args.end, args.store.with_suffix(".csv"))
     split = split_stocks(store_tickers(store), seed=args.seed)
     print("split:", {k: len(v) for k, v in split.items()})
     started = time.perf_counter()

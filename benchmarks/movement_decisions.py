@@ -15,7 +15,7 @@ reads are counted apart and never in reads/hour. Progress goes to stderr. Builds
 ACL18 store from `--data` first when `--store` holds no indicator windows (as
 benchmarks/movement.py does: about 16 M quads, a few minutes).
 
-    python benchmarks/movement_decisions.py --store /work/acl18-store \\
+    python -m benchmarks.movement_decisions --store /work/acl18-store \\
         --retrievers none,random,dtw,bm25,minilm,finseer --val-queries 300 \\
         --queries 1000 --queries-small 300 --threads 2
 """
@@ -29,8 +29,7 @@ import sys
 import time
 from pathlib import Path
 
-from movement import _has_windows, _ingest
-
+from benchmarks.movement import has_windows, ingest_market
 from finkg.config import Settings
 from finkg.kg.store import open_store
 from finkg.reader.backends import open_reader
@@ -114,8 +113,8 @@ def main(argv: list[str] | None = None) -> int:
         args.retrievers.remove("finseer")
         log(f"finseer skipped: {skipped['finseer']}")
     store = open_store(args.store)
-    if not _has_windows(store):
-        _ingest(store, args.data, args.since, args.end, args.store.with_suffix(".csv"))
+    if not has_windows(store):
+        ingest_market(store, args.data, args.since, args.end, args.store.with_suffix(".csv"))
     stocks = split_stocks(store_tickers(store), seed=args.seed)["test"]
     val = labelled_queries(
         store, stocks, args.val_from, args.val_to, n=args.val_queries, seed=args.seed, salt="val"

@@ -1,7 +1,7 @@
 """QA over filings (papers 002 + 003) on FinanceBench and TAT-QA: retrieval, answers,
 groundedness, latency and auditability, beside the papers' figures.
 
-    python benchmarks/qa.py --store /work/qastore --answers 12 --tatqa 12 --llm-rerank 8
+    python -m benchmarks.qa --store /work/qastore --answers 12 --tatqa 12 --llm-rerank 8
         [--questions FILE] [--pdfs DIR] [--tatqa-seed 0]
 
 Page-level retrieval and its ablation (issue 28) run apart, in `qa_retrieval.py`, and land
@@ -50,13 +50,9 @@ import time
 from collections import Counter, defaultdict
 from pathlib import Path
 
-import bench_queries
-import qa_answers
-import qa_data
-import qa_pages
-import qa_retrieval
 from pyoxigraph import NamedNode
 
+from benchmarks import bench_queries, qa_answers, qa_data, qa_pages, qa_retrieval
 from finkg import queries
 from finkg.config import Settings
 from finkg.errors import InputError

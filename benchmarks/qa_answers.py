@@ -19,7 +19,7 @@ questions drawn with a seeded generator from the whole dev set, each with its ow
 Run alone, it measures finkg's calculator with no reader at all, on TAT-QA's arithmetic
 questions (issue 28 item 4), and merges that part into the QA report:
 
-    python benchmarks/qa_answers.py --tatqa-calc 200 [--seed 0] [--work DIR] [--report FILE]
+    python -m benchmarks.qa_answers --tatqa-calc 200 [--seed 0] [--work DIR] [--report FILE]
 
 The rules alone choose the operation and the table rows (`QAConfig(choose_by_reader=False)`);
 a question the calculator does not compute is put to a reader that has no reply and counts
@@ -39,10 +39,9 @@ import time
 from collections import Counter, defaultdict
 from pathlib import Path
 
-import bench_queries
 import numpy as np
-import qa_data
 
+from benchmarks import bench_queries, qa_data
 from finkg.config import Settings
 from finkg.errors import FinkgError
 from finkg.evaluation.answers import correct
@@ -262,7 +261,7 @@ def calc_lines(a: dict) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    import qa
+    from benchmarks import qa
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--tatqa-calc", type=int, required=True, help="TAT-QA arithmetic questions")

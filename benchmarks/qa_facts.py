@@ -1,6 +1,6 @@
 """FinanceBench's numeric questions answered from statement facts (issue 44).
 
-    python benchmarks/qa_facts.py --work /work/qa-cache [--questions FILE] [--pdfs DIR]
+    python -m benchmarks.qa_facts --work /work/qa-cache [--questions FILE] [--pdfs DIR]
         [--reader qwen2.5-coder-0.5b] [--answers N] [--only-facts] [--baseline]
         [--report benchmarks/reports/qa_facts.json]
 
@@ -41,11 +41,8 @@ import sys
 import time
 from pathlib import Path
 
-import qa_data
-import qa_pages
-import qa_retrieval
-from qa_facts_accuracy import extraction_cost, facts_accuracy
-
+from benchmarks import qa_data, qa_pages, qa_retrieval
+from benchmarks.qa_facts_accuracy import extraction_cost, facts_accuracy
 from finkg.config import Settings
 from finkg.errors import FinkgError
 from finkg.evaluation.answers import correct, numbers, strict_yes_no
@@ -259,7 +256,7 @@ def paired(new_rows: list[dict], today: list[dict], boot: int) -> dict:
 
 def rescore(report: Path, boot: int) -> int:
     """`--rescore`: the summaries of a saved run, recomputed from its rows."""
-    from qa_facts_report import render
+    from benchmarks.qa_facts_report import render
 
     saved = json.loads(report.read_text())
     rows = saved["answers"]["rows"]
@@ -340,7 +337,7 @@ def main(argv: list[str] | None = None) -> int:
         today = QA(qa.store, qa.retriever, qa.llm, config=QAConfig(facts=False))
         out["baseline"] = baseline(today, rows, questions, store, args.bootstrap)
     args.report.write_text(json.dumps(out, indent=1) + "\n")
-    from qa_facts_report import render
+    from benchmarks.qa_facts_report import render
 
     args.report.with_suffix(".md").write_text(render(out))
     log(f"wrote {args.report} and {args.report.with_suffix('.md')}")

@@ -10,8 +10,7 @@ import time
 from collections import defaultdict
 from pathlib import Path
 
-import qa_pages
-
+from benchmarks import qa_pages
 from finkg.kg.facts.read import is_primary, read_facts
 from finkg.kg.facts.stored import stored_facts
 from finkg.kg.statements import title_kind

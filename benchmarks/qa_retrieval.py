@@ -1,7 +1,7 @@
 """Page-level retrieval inside the question's own filing (FinanceBench's single-document
 setting), with an ablation that adds one lever at a time on the same questions.
 
-    python benchmarks/qa_retrieval.py --work /work/qa-cache [--questions FILE] [--pdfs DIR]
+    python -m benchmarks.qa_retrieval --work /work/qa-cache [--questions FILE] [--pdfs DIR]
         [--holdout FILE] [--llm-rerank 10]
 
 Stores: one per way of building it (`VARIANTS`: the PDF extraction, the chunk size and
@@ -45,17 +45,15 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import bench_queries
 import numpy as np
-import qa_data
-import qa_pages
 
+from benchmarks import bench_queries, qa_data, qa_pages
 from finkg import queries
 from finkg.config import Settings
 from finkg.evaluation.stats import Interval, bootstrap, paired, verdict
 from finkg.kg import lifecycle
 from finkg.kg.ingest import IngestOptions, ingest, loader
-from finkg.kg.ingest.documents import _check, upload
+from finkg.kg.ingest.documents import check_artifacts, upload
 from finkg.kg.setup import init_store
 from finkg.kg.store import open_store
 from finkg.retrieval.passages import PassageRetriever
@@ -178,7 +176,7 @@ def open_variant(variant: Variant, work: Path, pdf_dir: Path, settings: Settings
                 cache.extractor(),
                 settings=chunking,
                 companies=names,
-                check=_check,
+                check=check_artifacts,
             )
             log(
                 f"  {variant.name}: {i}/{len(pdfs)} {pdf.stem} {out.state} {out.chunks} chunks "
@@ -510,7 +508,7 @@ def main(argv: list[str] | None = None) -> int:
     results = json.loads(path.read_text()) if path.exists() else {}
     results["pages"] = merged(results.get("pages") or {}, out)
     path.write_text(json.dumps(results, indent=1, default=str))
-    import qa
+    from benchmarks import qa
 
     path.with_suffix(".md").write_text(qa.report(results))
     print("\n".join(report_lines(out)))

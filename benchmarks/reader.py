@@ -15,7 +15,7 @@ The default is the valid model with the best calibrated macro-F1, unless a faste
 model shows no difference from it (its paired interval of macro-F1 contains zero): then the
 fastest of those. The choice is made on validation anchors only.
 
-    python benchmarks/reader.py --store /work/impact-store --anchors 300 \
+    python -m benchmarks.reader --store /work/impact-store --anchors 300 \
         --models qwen2.5-coder-1.5b,qwen2.5-coder-0.5b,qwen2.5-coder-0.5b-q4_0,smollm2-135m
 """
 
@@ -28,16 +28,14 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
 import numpy as np
-from impact import period, stratified
-from impact_data import DATA, build
 
+from benchmarks.impact import period, stratified
+from benchmarks.impact_data import DATA, build
 from finkg.config import Settings
 from finkg.evaluation.stats import Interval, bootstrap, paired, permutation, verdict
 from finkg.kg.calendar import get_calendar
-from finkg.reader.backends import _local
+from finkg.reader.backends import local_llm
 from finkg.retrieval.indexes import open_indexes
 from finkg.tasks.decisions import Item, decide_all
 from finkg.tasks.impact.head_feed import LabelBook
@@ -91,7 +89,7 @@ def _finite(s) -> bool:  # type: ignore[no-untyped-def]
 
 
 def bench(name: str, rows, settings: Settings, *, n: int, seed: int) -> dict:  # type: ignore[no-untyped-def]
-    llm = _local(name, settings.cache_dir, settings.threads, 4096)
+    llm = local_llm(name, settings.cache_dir, settings.threads, 4096)
     decided = []
     seconds = []
     valid = 0
@@ -202,7 +200,7 @@ def main(argv: list[str] | None = None) -> int:
     lines = [
         "# Reader benchmark: calibrated skill on real validation anchors",
         "",
-        f"Command: `python benchmarks/reader.py {' '.join(argv or sys.argv[1:])}`.",
+        f"Command: `python -m benchmarks.reader {' '.join(argv or sys.argv[1:])}`.",
         "",
         f"{len(rows)} labelled anchors of the validation period {span.first_day} to "
         f"{span.last_day} (a stratified sample of {len(sample)} from `{args.data}`), static "

@@ -8,8 +8,8 @@ llama.cpp reports), to `benchmarks/reports/reader_cpu.json`, and the report is r
 from all rows. To compare builds, install each in turn, or put one first on PYTHONPATH:
 
     pip install --target /tmp/llama-native --no-deps llama_cpp_python-0.3.36-....whl
-    PYTHONPATH=/tmp/llama-native python benchmarks/reader_cpu.py --label native
-    python benchmarks/reader_cpu.py --label x86-64-v3
+    PYTHONPATH=/tmp/llama-native python -m benchmarks.reader_cpu --label native
+    python -m benchmarks.reader_cpu --label x86-64-v3
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ import time
 from pathlib import Path
 
 from finkg.config import Settings
-from finkg.reader.backends import _local
+from finkg.reader.backends import local_llm
 from finkg.reader.cpu import cpu_flags
 
 REPORTS = Path(__file__).resolve().parent / "reports"
@@ -45,7 +45,7 @@ def cpu_name() -> str:
 def measure(model: str, threads: int, repeats: int, prompt_len: int, reply_len: int) -> dict:
     import llama_cpp
 
-    llm = _local(model, Settings().cache_dir, threads, 2048)
+    llm = local_llm(model, Settings().cache_dir, threads, 2048)
     tokens = llm._tokens(TEXT * 40, prompt=True)[:prompt_len]
     prompt_s, reply_ms = [], []
     for _ in range(repeats):
@@ -88,7 +88,7 @@ def render(rows: list[dict]) -> str:
     lines = [
         "# Local reader speed by llama-cpp-python build",
         "",
-        "`python benchmarks/reader_cpu.py` (one row per build; the prompt is evaluated in "
+        "`python -m benchmarks.reader_cpu` (one row per build; the prompt is evaluated in "
         "64-token blocks from an empty context each repeat, the reply is greedy without a "
         "grammar). Median over the repeats, range in brackets; on a shared machine the best "
         "repeat (the range's fast end) is the figure least disturbed by other work.",

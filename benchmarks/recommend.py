@@ -15,7 +15,7 @@ metrics per model and variant, as a table and a PNG), prompt tokens per recommen
 (every reader call, repairs included) and of the final prompt, nodes cut to fit the
 window, failed replies, and seconds per recommendation.
 
-    python benchmarks/recommend.py [--model qwen2.5-coder-0.5b] [--users 2] [--dates 2]
+    python -m benchmarks.recommend [--model qwen2.5-coder-0.5b] [--users 2] [--dates 2]
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ from finkg.demo.world import WorldSpec, build_world
 from finkg.evaluation import hits
 from finkg.kg.ingest import IngestOptions, ingest, loader
 from finkg.kg.store import open_store
-from finkg.reader.backends import _local
+from finkg.reader.backends import local_llm
 from finkg.tasks.recommend.pipeline import VARIANTS, RecommendConfig, recommend
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -89,7 +89,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     dates = _spread(all_dates, args.dates)
     users = [u.customer_id for u in manifest.users[: args.users]]
-    llm = _local(args.model, args.cache, args.threads, args.n_ctx)
+    llm = local_llm(args.model, args.cache, args.threads, args.n_ctx)
     rows: dict[str, list] = {v: [] for v in VARIANTS}
     stats: dict[str, dict[str, list[float]]] = {
         v: {"tokens": [], "final": [], "seconds": [], "cut": [], "failed": []} for v in VARIANTS
@@ -229,7 +229,7 @@ def _report(args, size, dates, users, results, stats, reasons, wall) -> list[str
         lines += ["", "Why replies failed the contract (after two repairs):", ""]
         lines += [f"- {NAMES[v]}: {k} x {why}" for v, why, k in failed]
     command = (
-        f"python benchmarks/recommend.py --model {args.model} --users {len(users)} "
+        f"python -m benchmarks.recommend --model {args.model} --users {len(users)} "
         f"--dates {len(dates)}"
     )
     lines += ["", f"Run: `{command}`, {wall / 60:.0f} minutes on 2 CPU cores."]

@@ -30,7 +30,7 @@ case by case, then loads `finkg serve` (benchmarks/serve_load.py):
 - load: WORKERS readers for SECONDS against a writing ingest: queries/s, p50/p99,
   errors, half batches seen.
 
-    python benchmarks/reliability.py [--workers 8] [--seconds 60] [--fuzz-cases 40]
+    python -m benchmarks.reliability [--workers 8] [--seconds 60] [--fuzz-cases 40]
         [--fuzz-seed 24] [--report PATH]
 """
 
@@ -38,7 +38,6 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
-import sys
 import tempfile
 import time
 from collections import Counter
@@ -47,11 +46,10 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from benchmarks.serve_load import run_load
+from tests.w3c_shacl import cases, run
 
-from benchmarks.serve_load import run_load  # noqa: E402
-from tests.w3c_shacl import cases, run  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
 
 GROUPS = {
     "bad input: clear error, store unchanged": (
@@ -222,7 +220,7 @@ def report(
         "# Reliability report",
         "",
         f"Generated {dt.datetime.now(dt.UTC).isoformat(timespec='seconds')} by "
-        f"`python benchmarks/reliability.py` in {seconds:.0f} s.",
+        f"`python -m benchmarks.reliability` in {seconds:.0f} s.",
         "",
         "| check | tried | held | failed (target 0) |",
         "|---|---|---|---|",

@@ -16,8 +16,8 @@ horizons and the citation over four ids, 4 prompts and 16 options, 20 requests t
 `echo`). Reads go through `reader.concurrent.run_all`, the jobs' own mechanism. Writes
 `benchmarks/reports/remote_reader.{json,md}`.
 
-    python benchmarks/remote_reader.py                # stub and real server
-    python benchmarks/remote_reader.py --no-real      # the stub only
+    python -m benchmarks.remote_reader                # stub and real server
+    python -m benchmarks.remote_reader --no-real      # the stub only
 """
 
 from __future__ import annotations
@@ -208,7 +208,7 @@ def render(doc: dict) -> str:
     lines = [
         "# Endpoint reader: reads per second against concurrency",
         "",
-        f"`python benchmarks/remote_reader.py {' '.join(doc['argv'])}` on {doc['machine']}"
+        f"`python -m benchmarks.remote_reader {' '.join(doc['argv'])}` on {doc['machine']}"
         f" ({doc['cores']} cores), {doc['date']}; this process and both servers at nice"
         f" {doc.get('nice', 0)}, the machine's load average {doc.get('load', '?')} when it"
         " started (other jobs ran on the same cores).",

@@ -16,14 +16,14 @@ The store is the one `benchmarks/ingest.py --keep DIR` builds from ../shared/dat
 4. the same pool query for the same anchors on the embedded store and on an Oxigraph
    server (`oxigraph serve-read-only`) over the same folder (target: server <= 2x).
 
-    python benchmarks/retrieval.py --store /path/to/store [--anchors 300]
+    python -m benchmarks.retrieval --store /path/to/store [--anchors 300]
 
 `--engines` runs instead the two-engine comparison of `retrieval_engines.py`: the store
 copied into an Oxigraph server and a Virtuoso 7 server (triples loaded per second), and the
 pool query and the one-hop CONSTRUCT timed on both (p50, p95) with their answers compared;
 it replaces that section of the report and leaves the rest as it is:
 
-    scripts/with-virtuoso-server sh -c 'python benchmarks/retrieval.py --engines \
+    scripts/with-virtuoso-server sh -c 'python -m benchmarks.retrieval --engines \
         --store DIR --virtuoso "$FINKG_TEST_VIRTUOSO" --virtuoso-gsp "$FINKG_TEST_VIRTUOSO_GSP"'
 """
 
@@ -68,7 +68,6 @@ from finkg.retrieval.vectors import VectorIndex
 from finkg.tasks.impact.anchors import Anchor, anchors
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))  # benchmarks.retrieval_engines, for --engines
 NY = ZoneInfo("America/New_York")
 CLASSES = (FKG.NewsArticle, FKG.FilingPassage)
 

@@ -18,7 +18,7 @@ by value) and the report says for how many anchors they are the same.
 
 Virtuoso is started by `scripts/with-virtuoso-server`, which exports its URLs:
 
-    scripts/with-virtuoso-server sh -c 'python benchmarks/retrieval.py --engines \\
+    scripts/with-virtuoso-server sh -c 'python -m benchmarks.retrieval --engines \\
         --store DIR --virtuoso "$FINKG_TEST_VIRTUOSO" --virtuoso-gsp "$FINKG_TEST_VIRTUOSO_GSP"'
 """
 

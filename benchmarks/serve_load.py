@@ -9,7 +9,7 @@ The batch check is one query, so one snapshot: every ingest commit it sees must 
 exactly BATCH source documents, and the news articles must number BATCH per commit; a
 commit seen without all its articles, or articles without their commit, is a half batch.
 
-    python benchmarks/serve_load.py [--workers 8] [--seconds 60]
+    python -m benchmarks.serve_load [--workers 8] [--seconds 60]
 
 Prints and returns queries/s, p50/p99 latency, errors, half batches seen, the batches the
 writer committed and how many distinct store states the readers saw. (Called by

@@ -5,22 +5,16 @@ query parses with finkg's header rules and answers what its header says."""
 from __future__ import annotations
 
 import json
-import sys
-from pathlib import Path
 
 import pytest
 from pyoxigraph import NamedNode
 
+from benchmarks import bench_queries
 from finkg import queries
 from finkg.kg import lifecycle
 from finkg.kg.ingest.documents import ingest_documents
 from finkg.kg.setup import init_store
 from finkg.kg.store import open_store
-
-BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
-sys.path.insert(0, str(BENCHMARKS))
-
-import bench_queries  # noqa: E402
 
 TEXT = "\n\n".join(
     f"Note {i}. Revenue grew in fiscal {2010 + i} as the company sold more widgets "

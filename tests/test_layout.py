@@ -123,6 +123,32 @@ def test_no_import_circle_in_finkg() -> None:
     assert import_circles(ROOT) == []
 
 
+def test_no_import_circle_in_the_benchmarks_but_the_qa_reports() -> None:
+    # Left (issue 39): the QA runs' entry points (qa_answers, qa_retrieval) render the whole
+    # QA report, which qa.py assembles from their sections. No other circle may appear.
+    assert import_circles(ROOT, "benchmarks") == [
+        ["benchmarks.qa", "benchmarks.qa_answers", "benchmarks.qa_retrieval"]
+    ]
+
+
+def private_imports(root: Path, package: str) -> list[str]:
+    """`module: name` for each private name (`_x`) imported from another module, and each
+    `sys.path` edit: a benchmark uses finkg and its siblings through what they publish."""
+    bad = []
+    for name, path in modules(root, package).items():
+        for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+            if isinstance(node, ast.ImportFrom):
+                bad += [f"{name}: {a.name}" for a in node.names if a.name.startswith("_")]
+            elif isinstance(node, ast.Attribute) and ast.unparse(node).startswith("sys.path."):
+                bad.append(f"{name}: {ast.unparse(node)}")
+    return sorted(bad)
+
+
+def test_benchmarks_are_a_package_that_uses_public_names() -> None:
+    assert (ROOT / "benchmarks" / "__init__.py").is_file()
+    assert private_imports(ROOT, "benchmarks") == []
+
+
 def test_no_module_over_400_lines() -> None:
     assert long_modules(ROOT) == []
 
@@ -152,6 +178,7 @@ def test_the_checks_catch_what_they_are_for(tmp_path: Path) -> None:
         "pkg/ing/core.py": "",
         "pkg/ing/prices.py": "def f():\n    from pkg import der\n",
         "pkg/der/__init__.py": "from pkg.ing.core import Item\n",
+        "pkg/bench.py": "import sys\nsys.path.insert(0, '.')\nfrom pkg.ing.core import _x\n",
     }
     for rel, text in files.items():
         (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
@@ -169,4 +196,5 @@ def test_the_checks_catch_what_they_are_for(tmp_path: Path) -> None:
         ["pkg.der", "pkg.ing", "pkg.ing.prices"],
         ["pkg.tasks.qa.b", "pkg.tasks.qa.c"],
     ]
+    assert private_imports(tmp_path, "pkg") == ["pkg.bench: _x", "pkg.bench: sys.path.insert"]
     assert long_modules(tmp_path, "pkg") == [f"pkg/long.py: {MAX_LINES + 1} lines"]

@@ -30,7 +30,7 @@ def open_reader(settings: Settings, *, n_ctx: int = 4096) -> LLM:
             concurrency=settings.concurrency,
             template=(lambda: chat_template(spec, settings.cache_dir)) if spec else None,
         )
-    return _local(settings.reader, settings.cache_dir, settings.threads, n_ctx)
+    return local_llm(settings.reader, settings.cache_dir, settings.threads, n_ctx)
 
 
 def chat_template(spec: str, cache_dir: Path) -> ChatTemplate:
@@ -42,7 +42,7 @@ def chat_template(spec: str, cache_dir: Path) -> ChatTemplate:
 
 
 @cache
-def _local(name: str, cache_dir: Path, threads: int, n_ctx: int) -> LLM:
+def local_llm(name: str, cache_dir: Path, threads: int, n_ctx: int) -> LLM:
     from finkg.reader.llamacpp import LlamaCpp
 
     if name in MODELS:

@@ -209,7 +209,7 @@ def ingest_documents(
             report.rejects.append(Reject.of(e, source=str(path), line=None))
             continue
         outcome = lifecycle.process(
-            store, doc, extract, settings=settings, companies=companies, check=_check
+            store, doc, extract, settings=settings, companies=companies, check=check_artifacts
         )
         report.outcomes.append(outcome)
         if outcome.state == "Ready" and not outcome.transitions:
@@ -227,7 +227,7 @@ def ingest_documents(
     return report
 
 
-def _check(quads: list[Quad]) -> None:
+def check_artifacts(quads: list[Quad]) -> None:
     """A stage's artifacts must conform before they are written."""
     result = validate_quads(quads)
     if not result.conforms:

@@ -70,7 +70,7 @@ def render(result: Result) -> str:
     lines = [
         "# Movement: retrievers compared on the same ACL18 queries (paper 001)",
         "",
-        f"`python benchmarks/movement_decisions.py` with {json.dumps(o)}.",
+        f"`python -m benchmarks.movement_decisions` with {json.dumps(o)}.",
         "",
         f"Data: `{data['folder']}` in the store `{data['store']}`; {data['stocks']} test "
         f"stocks of a seeded stock split. Validation: {sel['queries']} non-freeze queries, "
