@@ -52,13 +52,13 @@ from pathlib import Path
 
 from pyoxigraph import NamedNode
 
-from benchmarks import bench_queries, qa_answers, qa_data, qa_pages, qa_retrieval
+from benchmarks import bench_queries, qa_answers, qa_data, qa_pages
+from benchmarks.qa_report import METHODS, REPORTS, report
 from finkg import queries
 from finkg.config import Settings
 from finkg.errors import InputError
 from finkg.evaluation.ranking import table
 from finkg.kg import lifecycle
-from finkg.kg.audit import trace
 from finkg.kg.ingest import IngestOptions, ingest, loader
 from finkg.kg.ingest.documents import extract, ingest_documents, upload
 from finkg.kg.setup import init_store
@@ -69,35 +69,7 @@ from finkg.retrieval.rerank import LLMReranker, rerank
 from finkg.tasks.qa.setup import open_qa, open_reranker
 
 ROOT = Path(__file__).resolve().parents[1]
-REPORTS = ROOT / "benchmarks" / "reports"
-LATE = dt.datetime(2100, 1, 1, tzinfo=dt.UTC)  # every ingested passage is available before
 FKG = "https://w3id.org/finkg/ns#"
-
-# paper 003 (AI-FinanceQA held-out test; text-embedding-3-small, SPLADE, ColBERT):
-# Table 4 retrieval, Table 3 gpt-4o-mini (selected) row, Table 6 auditability
-PAPER_RETRIEVAL = {
-    "sparse": {"P@5": 0.54, "R@5": 0.41, "NDCG@5": 0.60, "MAP": 0.47, "MRR": 0.62},
-    "dense": {"P@5": 0.58, "R@5": 0.45, "NDCG@5": 0.65, "MAP": 0.50, "MRR": 0.66},
-    "hybrid": {"P@5": 0.63, "R@5": 0.51, "NDCG@5": 0.70, "MAP": 0.55, "MRR": 0.72},
-    "hybrid+rerank": {"P@5": 0.69, "R@5": 0.55, "NDCG@5": 0.74, "MAP": 0.61, "MRR": 0.78},
-}
-# the paths each method fuses (RRF k=60); "hybrid" is paper 003's dense + sparse, "+ metadata"
-# adds paper 002's third path; rerankers reorder the top 20 of `finkg ask`'s default paths
-METHODS = {
-    "sparse": ("sparse",),
-    "dense": ("dense",),
-    "metadata": ("metadata",),
-    "hybrid": ("sparse", "dense"),
-    "hybrid + metadata": ("sparse", "dense", "metadata"),
-}
-PAPER_ANSWERS = {"G": 0.9463, "J": 0.9833, "N": 0.9348, "S_comp": 0.9527}
-PAPER_AUDIT = {
-    "citation coverage": 0.987,
-    "citation resolution": 0.978,
-    "artifact completeness": 0.991,
-    "traceability": 0.994,
-    "failure recovery": 29 / 30,
-}
 
 
 def log(*parts: object) -> None:
@@ -192,7 +164,7 @@ def retrieval(qa, questions, docs, relevant, companies, llm_sample: int, cross) 
         for i, q in enumerate(questions):
             gold = relevant[q.id]
             t = time.perf_counter()
-            pool = r.candidates(before=LATE, **scope(q))
+            pool = r.candidates(before=qa_data.LATE, **scope(q))
             ranks = r.ranks(q.question, pool)
             seconds["retrieve"].append(time.perf_counter() - t)
             for method, paths in METHODS.items():
@@ -240,50 +212,6 @@ def _texts(store: BaseStore, hits) -> list[str]:
 # -- auditability ---------------------------------------------------------------------------
 
 
-def auditability(store: BaseStore, rows: list[dict]) -> dict:
-    iris = [r["iri"] for r in rows if r.get("iri")]
-    coverage, resolved, complete, traced = [], [], [], []
-    insights, missing = 0, 0
-    for iri in iris:
-        answer = NamedNode(iri)
-        found = bench_queries.run(store, "answer_json", {"answer": answer})
-        if not found:  # the store was rebuilt since the answers were written
-            missing += 1
-            continue
-        data = json.loads(found[0]["j"].value)
-        claims = [
-            bool(data.get("citations")),  # the summary
-            *(bool(i["citations"]) for i in data.get("insights", [])),
-            *(bool(n["citation"]) for n in data.get("numbers", [])),
-        ]
-        coverage.extend(claims)
-        insights += len(data.get("insights", []))
-        cited = [r["c"] for r in bench_queries.run(store, "answer_cited", {"answer": answer})]
-        for c in cited:
-            resolved.append(bench_queries.run(store, "cited_resolves", {"chunk": c}))
-        complete.append(_complete(store, iri))
-        hops = trace(store, iri)
-        traced.append(
-            any(
-                ("https://w3id.org/finkg/ns#toState", "https://w3id.org/finkg/ns#Ready")
-                in h.statements
-                for h in hops
-            )
-        )
-    share = lambda xs: sum(xs) / len(xs) if xs else None  # noqa: E731
-    return {
-        "answers": len(iris) - missing,
-        "missing": missing,
-        "citation coverage": share(coverage),
-        "citation resolution": share(resolved),
-        "artifact completeness": share(complete),
-        "traceability": share(traced),
-        "claims": len(coverage),
-        "insights": insights,
-        "citations": len(resolved),
-    }
-
-
 def recovery(pdfs: list[Path], failures: int = 30) -> dict:
     """Inject `failures` failures, a third each into normalization, enrichment and
     indexing: each document must end in Error, then resume to Ready with exactly the chunks
@@ -322,19 +250,6 @@ def recovery(pdfs: list[Path], failures: int = 30) -> dict:
     }
 
 
-def _complete(store: BaseStore, iri: str) -> bool:
-    """The answer's artifacts are stored: its scores and status, its run with the passages
-    used (rank and score), and what made it: the rendered prompt's hash, or for an answer
-    finkg computed, the calculation in the run's parameters."""
-    rows = bench_queries.run(store, "answer_artifacts", {"answer": NamedNode(iri)})
-    if not rows:
-        return False
-    if rows[0]["h"] is not None:
-        return True
-    p = rows[0]["p"]
-    return p is not None and bool(json.loads(p.value).get("calculation"))
-
-
 def _failing_extract(upload: object) -> str:
     raise InputError("injected failure at normalization", field="stage", value="Normalized")
 
@@ -353,177 +268,6 @@ def _chunks(store: BaseStore) -> list[tuple[str, str]]:
 
 
 # -- report ---------------------------------------------------------------------------------
-
-
-def corpus_text(prep: dict) -> str:
-    """The store the answers came from and its chunking, as `prepare` found them."""
-    settings = prep.get("chunking", ())
-    sizes = " and ".join(f"at most {s} tokens, {o} overlapping" for s, o in settings)
-    where = f"the store `{prep['store']}`, " if prep.get("store") else ""
-    return f"{where}{prep.get('chunks')} chunks of the FinanceBench PDFs" + (
-        f" ({sizes})" if sizes else ""
-    )
-
-
-def report(results: dict) -> str:
-    """The Markdown report from the merged results (each part from the run that made it)."""
-    prep = results.get("corpus", {})
-    lines = [
-        "# QA over filings (papers 002 + 003): FinanceBench and TAT-QA",
-        "",
-        f"Corpus: {corpus_text(prep)}. Each part below "
-        "names the run that made it (2 CPU cores). Paper 003's "
-        "figures are on its own AI-FinanceQA test set with hosted embeddings, SPLADE and "
-        "ColBERT, not on FinanceBench: they set the layout and a scale, not a like-for-like "
-        "target.",
-        "",
-    ]
-    ret = results.get("retrieval")
-    if ret:
-        lines += [
-            f"Retrieval run {ret['run']}: {ret['questions']} dev questions whose PDF is present "
-            "and whose evidence page was located in it; "
-            f"{ret['absent']} whose PDF is absent are left out (their only corpus would be their "
-            "own evidence pages, which flatters any retriever). A chunk is relevant when its "
-            "span overlaps an evidence page's span. Methods fuse their paths by RRF (k=60)"
-            + (
-                "; `finkg ask default` is the query plan with its paths and weights"
-                if "finkg ask default" in next(iter(ret["tables"].values()), {})
-                else ""
-            )
-            + ". "
-            + _reranked_text(ret),
-            "",
-        ]
-        for setting, methods in ret["tables"].items():
-            lines += [
-                f"## Retrieval, {setting}",
-                "",
-                "| method | n | P@5 | R@5 | NDCG@5 | MAP | MRR "
-                "| paper 003 (P@5 / R@5 / NDCG@5 / MAP / MRR) |",
-                "|---|---|---|---|---|---|---|---|",
-            ]
-            for m, t in methods.items():
-                key = "hybrid+rerank" if m.startswith("hybrid+rerank (cross") else m
-                paper = PAPER_RETRIEVAL.get(key)
-                keys = ("P@5", "R@5", "NDCG@5", "MAP", "MRR")
-                ptxt = " / ".join(f"{paper[k]:.2f}" for k in keys) if paper else ""
-                lines.append(
-                    _row(m, t["n"], t["P@5"], t["R@5"], t["NDCG@5"], t["MAP"], t["MRR"], ptxt)
-                )
-            lines.append("")
-        lines += [
-            "Mean seconds per question: "
-            + ", ".join(f"{k} {v:.3f}" for k, v in ret["seconds"].items()),
-            "",
-        ]
-    fb, tq = results.get("financebench"), results.get("tatqa")
-    if fb or tq:
-        lines += [
-            "## Answers (paper 003 Table 3 layout)",
-            "",
-            "| set | run | n | correct [95 % CI] | G | Gc | J | N | S_comp | s / answer |",
-            "|---|---|---|---|---|---|---|---|---|---|",
-        ]
-        for name, a in (("FinanceBench, own document", fb), ("TAT-QA dev, own context", tq)):
-            if a:
-                ci = a.get("accuracy_ci")  # runs before issue 28 have none
-                exact = f"{ci[0]:.3f} [{ci[1]:.2f}, {ci[2]:.2f}]" if ci else f"{a['accuracy']:.3f}"
-                lines.append(
-                    _row(name, a["run"], a["n"], exact, a["G"], a["Gc"], a["J"], a["N"])
-                    + f" {a['S_comp']:.3f} | {a['seconds_per_answer']:.1f} |"
-                )
-        p = PAPER_ANSWERS
-        lines += [
-            f"| paper 003, gpt-4o-mini (AI-FinanceQA) | | | | {p['G']:.4f} | | {p['J']:.4f} "
-            f"| {p['N']:.4f} | {p['S_comp']:.4f} | 1.3 |",
-            "",
-            "Correctness rule (`finkg.evaluation.answers`): a number in the reference must be "
-            "matched by a number in the answer after rounding to the reference's decimals (scales "
-            "read); yes/no references need the same first word; otherwise the reference's words "
-            "in order inside the answer, or token F1 >= 0.5. FinanceBench's sample is "
-            "deterministic (evenly spread over the questions whose PDF is in the store); "
-            "TAT-QA's is drawn with a seed from the whole dev set.",
-            "",
-        ]
-        for name, a in (("FinanceBench", fb), ("TAT-QA", tq)):
-            if a:
-                if "by_type" in a:
-                    lines += qa_answers.type_lines(name, a)
-                lines.append(
-                    f"{name}: statuses {a['statuses']}; latency by stage (s): "
-                    + ", ".join(f"{k} {v:.2f}" for k, v in a["stages"].items())
-                )
-                lines.append("")
-        lines.append("")
-    lines += qa_retrieval.report_lines(results.get("pages", {})) or [
-        "## Retrieval inside the question's own filing, by page (issue 28)",
-        "",
-        "Not run on the dev questions yet (`benchmarks/qa_retrieval.py`; its three stores "
-        "and their embeddings take hours on 2 CPU cores).",
-        "",
-    ]
-    lines += qa_answers.calc_lines(results.get("tatqa_calc", {}))
-    audit, rec = results.get("audit"), results.get("recovery")
-    if audit or rec:
-        lines += ["## Auditability (paper 003 Table 6)", "", "| check | finkg | paper 003 |"]
-        lines.append("|---|---|---|")
-        if audit:
-            for k, label in (
-                ("citation coverage", "citation coverage (claims citing evidence)"),
-                ("citation resolution", "citation resolution"),
-                ("artifact completeness", "artifact completeness"),
-                ("traceability", "traceability (answer to a Ready transition)"),
-            ):
-                value = "n/a" if audit[k] is None else f"{audit[k]:.3f}"
-                lines.append(f"| {label} | {value} | {PAPER_AUDIT[k]:.3f} |")
-        if rec:
-            lines.append(
-                f"| failure recovery ({rec['recovered']}/{rec['injected']} injected: "
-                f"{rec['per_stage']}) | {rec['recovered'] / max(rec['injected'], 1):.3f} | 29/30 |"
-            )
-        tat = results.get("audit_tatqa")
-        for key, label in (("audit_tatqa", "TAT-QA answers"), ("audit_tatqa_calc", "no reader")):
-            part = results.get(key)
-            if not part:
-                continue
-            for k in ("citation coverage", "citation resolution", "artifact completeness"):
-                value = "n/a" if part[k] is None else f"{part[k]:.3f}"
-                lines.append(f"| {k}, {label} | {value} | {PAPER_AUDIT[k]:.3f} |")
-        if audit:
-            lines += [
-                "",
-                f"Over {audit['answers']} written FinanceBench answers: {audit.get('claims', 0)} "
-                f"claims (each answer's summary, {audit['insights']} insights and the number "
-                f"claims), {audit['citations']} citations."
-                + (
-                    f" Over {tat['answers']} TAT-QA answers: {tat['citations']} citations."
-                    if tat
-                    else ""
-                ),
-            ]
-        lines.append("")
-    return "\n".join(lines)
-
-
-def _reranked_text(ret: dict) -> str:
-    """What the retrieval tables' reranker rows are, or that none ran."""
-    methods = next(iter(ret["tables"].values()), {})
-    ran = [m for m in methods if "rerank" in m]
-    if not ran:
-        return (
-            f"No reranker row: `--rerank` gave `{ret['reranker']}` and no LLM sample was "
-            "asked for (the LLM yes/no rerank is measured by page in the section below)."
-        )
-    return (
-        "Rerankers reorder the top 20 of `finkg ask`'s default in the own-document setting "
-        f"(the one the answers use): cross-encoder `{ret['reranker']}`; LLM yes/no: reader "
-        f"`{ret['reader']}` on the first questions only (time)."
-    )
-
-
-def _row(*cells: object) -> str:
-    return "| " + " | ".join(f"{c:.3f}" if isinstance(c, float) else str(c) for c in cells) + " |"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -612,17 +356,19 @@ def main(argv: list[str] | None = None) -> int:
     qa.reranker = cross
     if args.answers:
         scope = lambda q: {"documents": [docs[q.doc_name]]}  # noqa: E731
-        fb = qa_answers.answers(qa, sample, scope, "financebench", LATE)
+        fb = qa_answers.answers(qa, sample, scope, "financebench", qa_data.LATE)
         results["financebench"] = fb | {"run": run}
         save()
     if results.get("financebench"):  # recomputed from the stored answers on every run
-        results["audit"] = auditability(store, results["financebench"].get("rows", []))
+        results["audit"] = qa_answers.auditability(store, results["financebench"].get("rows", []))
         save()
     if args.tatqa:
-        tq = qa_answers.tatqa(settings, reader, args.tatqa, args.work, LATE, args.tatqa_seed)
+        tq = qa_answers.tatqa(
+            settings, reader, args.tatqa, args.work, qa_data.LATE, args.tatqa_seed
+        )
         tat_store = tq.pop("store")
         results["tatqa"] = tq | {"run": run}
-        results["audit_tatqa"] = auditability(tat_store, tq["rows"])
+        results["audit_tatqa"] = qa_answers.auditability(tat_store, tq["rows"])
         save()
     if args.recovery:
         pdfs = sorted(qa_data.pdf_paths(args.pdfs).values(), key=lambda p: p.stat().st_size)[:6]

@@ -40,16 +40,19 @@ from collections import Counter, defaultdict
 from pathlib import Path
 
 import numpy as np
+from pyoxigraph import NamedNode
 
 from benchmarks import bench_queries, qa_data
+from benchmarks.qa_report import REPORTS, calc_lines, report
 from finkg.config import Settings
 from finkg.errors import FinkgError
 from finkg.evaluation.answers import correct
 from finkg.evaluation.stats import bootstrap
 from finkg.kg import lifecycle
+from finkg.kg.audit import trace
 from finkg.kg.ingest.documents import ingest_documents
 from finkg.kg.setup import init_store
-from finkg.kg.store import open_store
+from finkg.kg.store import BaseStore, open_store
 from finkg.reader.llm import ReaderError, ScriptedLLM
 from finkg.tasks.qa.setup import open_qa
 from finkg.tasks.qa.types import QAConfig
@@ -219,56 +222,74 @@ def tatqa(
     return out
 
 
-def type_lines(name: str, a: dict) -> list[str]:
-    """The by-type table of one answer set."""
-    lines = [
-        f"{name}: exact {a['accuracy_ci'][0]:.3f} [{a['accuracy_ci'][1]:.2f}, "
-        f"{a['accuracy_ci'][2]:.2f}] over {a['n']} questions; computed by finkg: "
-        f"{a['calculated']['correct']}/{a['calculated']['n']} right.",
-        "",
-        "| type | n | exact [95 % CI] |",
-        "|---|---|---|",
-    ]
-    for kind, (v, lo, hi, n) in a.get("by_type", {}).items():
-        lines.append(f"| {kind} | {n} | {v:.3f} [{lo:.2f}, {hi:.2f}] |")
-    return [*lines, ""]
-
-
 def _no_reply(messages) -> str:
     raise ReaderError("no reader in a calculator-only run: finkg's calculator did not compute it")
 
 
-def calc_lines(a: dict) -> list[str]:
-    """The report's section on the calculator alone (TAT-QA arithmetic, no reader)."""
-    if not a:
-        return []
-    c, ci = a["calculated"], a["accuracy_ci"]
-    return [
-        "## Numbers computed by finkg, no reader (TAT-QA arithmetic, issue 28)",
-        "",
-        f"Run {a['run']}: {a['n']} TAT-QA dev questions of type arithmetic (TAT-QA's "
-        f"arithmetic and count answers), drawn with seed {a['seed']}, each over its own "
-        "context; `finkg ask`'s retrieval (top 5 blocks), then `tasks.qa.arithmetic` with its "
-        "rules alone (no reader scores an operation or a row). A question the calculator "
-        "does not compute counts as wrong.",
-        "",
-        "| n | exact [95 % CI] | computed by finkg | exact when computed | N | s / answer |",
-        "|---|---|---|---|---|---|",
-        f"| {a['n']} | {ci[0]:.3f} [{ci[1]:.2f}, {ci[2]:.2f}] | {c['n']} | "
-        f"{c['correct']}/{c['n']} | {a['N']:.3f} | {a['seconds_per_answer']:.1f} |",
-        "",
-    ]
+def auditability(store: BaseStore, rows: list[dict]) -> dict:
+    iris = [r["iri"] for r in rows if r.get("iri")]
+    coverage, resolved, complete, traced = [], [], [], []
+    insights, missing = 0, 0
+    for iri in iris:
+        answer = NamedNode(iri)
+        found = bench_queries.run(store, "answer_json", {"answer": answer})
+        if not found:  # the store was rebuilt since the answers were written
+            missing += 1
+            continue
+        data = json.loads(found[0]["j"].value)
+        claims = [
+            bool(data.get("citations")),  # the summary
+            *(bool(i["citations"]) for i in data.get("insights", [])),
+            *(bool(n["citation"]) for n in data.get("numbers", [])),
+        ]
+        coverage.extend(claims)
+        insights += len(data.get("insights", []))
+        cited = [r["c"] for r in bench_queries.run(store, "answer_cited", {"answer": answer})]
+        for c in cited:
+            resolved.append(bench_queries.run(store, "cited_resolves", {"chunk": c}))
+        complete.append(_complete(store, iri))
+        hops = trace(store, iri)
+        traced.append(
+            any(
+                ("https://w3id.org/finkg/ns#toState", "https://w3id.org/finkg/ns#Ready")
+                in h.statements
+                for h in hops
+            )
+        )
+    share = lambda xs: sum(xs) / len(xs) if xs else None  # noqa: E731
+    return {
+        "answers": len(iris) - missing,
+        "missing": missing,
+        "citation coverage": share(coverage),
+        "citation resolution": share(resolved),
+        "artifact completeness": share(complete),
+        "traceability": share(traced),
+        "claims": len(coverage),
+        "insights": insights,
+        "citations": len(resolved),
+    }
+
+
+def _complete(store: BaseStore, iri: str) -> bool:
+    """The answer's artifacts are stored: its scores and status, its run with the passages
+    used (rank and score), and what made it: the rendered prompt's hash, or for an answer
+    finkg computed, the calculation in the run's parameters."""
+    rows = bench_queries.run(store, "answer_artifacts", {"answer": NamedNode(iri)})
+    if not rows:
+        return False
+    if rows[0]["h"] is not None:
+        return True
+    p = rows[0]["p"]
+    return p is not None and bool(json.loads(p.value).get("calculation"))
 
 
 def main(argv: list[str] | None = None) -> int:
-    from benchmarks import qa
-
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--tatqa-calc", type=int, required=True, help="TAT-QA arithmetic questions")
     ap.add_argument("--seed", type=int, default=0, help="seed of the TAT-QA sample")
     ap.add_argument("--work", type=Path, default=Path("/tmp/finkg-qa-calc"))
     ap.add_argument(
-        "--report", type=Path, default=qa.REPORTS / "qa.json", help="the JSON report merged into"
+        "--report", type=Path, default=REPORTS / "qa.json", help="the JSON report merged into"
     )
     args = ap.parse_args(argv)
     log(f"options: {vars(args)}")
@@ -280,7 +301,7 @@ def main(argv: list[str] | None = None) -> int:
         reader,
         args.tatqa_calc,
         args.work,
-        qa.LATE,
+        qa_data.LATE,
         args.seed,
         kind="arithmetic",
         config=config,
@@ -289,10 +310,10 @@ def main(argv: list[str] | None = None) -> int:
     run = f"{dt.datetime.now(dt.UTC).isoformat(timespec='minutes')}, no reader"
     results = json.loads(args.report.read_text()) if args.report.exists() else {}
     results["tatqa_calc"] = found | {"run": run}
-    results["audit_tatqa_calc"] = qa.auditability(store, found["rows"])
+    results["audit_tatqa_calc"] = auditability(store, found["rows"])
     args.report.parent.mkdir(parents=True, exist_ok=True)
     args.report.write_text(json.dumps(results, indent=1, default=str))
-    args.report.with_suffix(".md").write_text(qa.report(results))
+    args.report.with_suffix(".md").write_text(report(results))
     print("\n".join(calc_lines(results["tatqa_calc"])))
     return 0
 

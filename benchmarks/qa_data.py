@@ -20,6 +20,7 @@ evidence page spans.
 from __future__ import annotations
 
 import csv
+import datetime as dt
 import json
 import re
 from collections.abc import Iterator
@@ -30,6 +31,9 @@ ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT.parent / "shared" / "data" / "qa"
 FINANCEBENCH = DATA / "financebench"
 TATQA = DATA / "tatqa" / "tatqa_dataset_dev.json"
+
+# an as-of instant after everything a benchmark ingests: every passage is available before it
+LATE = dt.datetime(2100, 1, 1, tzinfo=dt.UTC)
 
 
 def company_key(doc_name: str) -> str:

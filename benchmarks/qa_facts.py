@@ -54,7 +54,6 @@ from finkg.tasks.qa.types import QAConfig
 
 ROOT = Path(__file__).resolve().parents[1]
 REPORTS = ROOT / "benchmarks" / "reports"
-LATE = dt.datetime(2100, 1, 1, tzinfo=dt.UTC)  # every ingested filing is available before
 KINDS = ("metrics-generated", "domain-relevant", "novel-generated")
 TYPES = ("extraction", "arithmetic", "yes/no", "text")
 
@@ -78,9 +77,9 @@ def answer_rows(qa: QA, questions, store: BaseStore, *, reader: bool, label: str
         t = time.perf_counter()
         try:
             if reader:
-                asked = qa.ask(q.question, as_of=LATE, documents=[doc])
+                asked = qa.ask(q.question, as_of=qa_data.LATE, documents=[doc])
             else:
-                asked = qa.answer_from_facts(q.question, as_of=LATE, documents=[doc])
+                asked = qa.answer_from_facts(q.question, as_of=qa_data.LATE, documents=[doc])
         except FinkgError as e:
             log(f"  {label} {q.id}: failed: {e}")
             asked = None

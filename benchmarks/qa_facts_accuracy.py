@@ -4,20 +4,16 @@ evidence pages, and the share of facts whose page holds their figure."""
 
 from __future__ import annotations
 
-import datetime as dt
 import re
 import time
 from collections import defaultdict
 from pathlib import Path
 
-from benchmarks import qa_pages
+from benchmarks import qa_data, qa_pages
 from finkg.kg.facts.read import is_primary, read_facts
 from finkg.kg.facts.stored import stored_facts
 from finkg.kg.statements import title_kind
 from finkg.kg.store import BaseStore
-
-LATE = dt.datetime(2100, 1, 1, tzinfo=dt.UTC)
-
 
 _FIGURE = re.compile(r"^\(?\$?\s?\(?\d[\d,]*(?:\.\d+)?\)?%?$")
 
@@ -127,7 +123,7 @@ class _Fact:
 
 
 def _facts_by_document(store: BaseStore) -> dict[str, list[_Fact]]:
-    facts = stored_facts(store, before=LATE)
+    facts = stored_facts(store, before=qa_data.LATE)
     titles = _titles(store)
     rows: dict[tuple[str, int], list] = defaultdict(list)
     for f in facts:

@@ -48,9 +48,11 @@ from pathlib import Path
 import numpy as np
 
 from benchmarks import bench_queries, qa_data, qa_pages
+from benchmarks.qa_report import report, report_lines
+from benchmarks.qa_rows import KS, ROWS, STEPPED, VARIANTS, Row, Variant
 from finkg import queries
 from finkg.config import Settings
-from finkg.evaluation.stats import Interval, bootstrap, paired, verdict
+from finkg.evaluation.stats import bootstrap, paired
 from finkg.kg import lifecycle
 from finkg.kg.ingest import IngestOptions, ingest, loader
 from finkg.kg.ingest.documents import check_artifacts, upload
@@ -59,79 +61,10 @@ from finkg.kg.store import open_store
 from finkg.retrieval.passages import PassageRetriever
 from finkg.retrieval.query_plan import plan
 
-LATE = dt.datetime(2100, 1, 1, tzinfo=dt.UTC)
 ROOT = Path(__file__).resolve().parents[1]
 REPORTS = ROOT / "benchmarks" / "reports"
-KS = (1, 3, 5, 10)
 
 
-@dataclass(frozen=True)
-class Variant:
-    name: str
-    layout: bool
-    size: int
-    overlap: int
-
-
-VARIANTS = {
-    v.name: v
-    for v in (
-        Variant("plain-768", False, 768, 128),
-        Variant("layout-768", True, 768, 128),
-        Variant("layout-192", True, 192, 32),
-    )
-}
-
-
-@dataclass(frozen=True)
-class Row:
-    name: str
-    variant: str
-    paths: tuple[str, ...]
-    planned: bool = False
-    tuned_bm25: bool = False
-    tuned_weights: bool = False
-
-    @property
-    def number(self) -> str:
-        """The row's number, as `--rows` and `--rerank-row` name it."""
-        return self.name.split()[0]
-
-
-ROWS = (
-    Row("0 today: plain text, 768/128, BM25 + dense", "plain-768", ("sparse", "dense")),
-    Row("1 + layout extraction (table rows)", "layout-768", ("sparse", "dense")),
-    Row("2 + chunks that fit the embedder (192/32)", "layout-192", ("sparse", "dense")),
-    Row("3 + query plan (instructions out, glossary)", "layout-192", ("sparse", "dense"), True),
-    Row("4 + statement path", "layout-192", ("sparse", "dense", "statement"), True),
-    Row(
-        "5 + parts (line-item sub-queries)",
-        "layout-192",
-        ("sparse", "dense", "statement", "parts"),
-        True,
-    ),
-    Row(
-        "6 + metadata path",
-        "layout-192",
-        ("sparse", "dense", "statement", "parts", "metadata"),
-        True,
-    ),
-    Row(
-        "7 + BM25 k1, b (split A)",
-        "layout-192",
-        ("sparse", "dense", "statement", "parts", "metadata"),
-        True,
-        True,
-    ),
-    Row(
-        "8 + fusion weights (split A)",
-        "layout-192",
-        ("sparse", "dense", "statement", "parts", "metadata"),
-        True,
-        True,
-        True,
-    ),
-)
 K1S, BS = (0.9, 1.2, 1.5, 2.0), (0.4, 0.6, 0.75, 0.9)
 WEIGHT_GRID = {
     "sparse": (0.5, 1.0, 1.5),
@@ -238,7 +171,7 @@ def items_for(store, retriever, cache, questions, pdf_dir: Path) -> list[Item]:
         spans = spans_of[q.doc_name]
         pages = {e.page for e in q.evidence if e.doc_name == q.doc_name}
         evidence = {p for p in pages if p < len(spans) and spans[p] is not None}
-        pool = retriever.candidates(before=LATE, documents=[docs[q.doc_name]])
+        pool = retriever.candidates(before=qa_data.LATE, documents=[docs[q.doc_name]])
         out.append(Item(q, pool, spans, evidence))
     return out
 
@@ -390,9 +323,6 @@ def evaluate(retriever, items, row, choice) -> list[dict[str, float]]:
     return [measures(i, order(retriever, i, row, k1, b, w)) for i in items]
 
 
-STEPPED = ("page Hit@5", "page MRR")
-
-
 def step(now: dict[str, dict], before: dict[str, dict], n_boot: int) -> dict:
     """What a row adds to the row above on the questions both rank (measures by question
     id): the difference of each `STEPPED` measure with its paired 95 % bootstrap interval."""
@@ -508,9 +438,7 @@ def main(argv: list[str] | None = None) -> int:
     results = json.loads(path.read_text()) if path.exists() else {}
     results["pages"] = merged(results.get("pages") or {}, out)
     path.write_text(json.dumps(results, indent=1, default=str))
-    from benchmarks import qa
-
-    path.with_suffix(".md").write_text(qa.report(results))
+    path.with_suffix(".md").write_text(report(results))
     print("\n".join(report_lines(out)))
     return 0
 
@@ -535,106 +463,6 @@ def cross_encoder_status(settings: Settings) -> dict:
     from finkg.tasks.qa.setup import auto_reranker_decision
 
     return auto_reranker_decision(settings)
-
-
-def report_lines(pages: dict) -> list[str]:
-    """The page-level section of the QA report."""
-    if not pages:
-        return []
-    q = pages.get("questions", {})
-    lines = [
-        "## Retrieval inside the question's own filing, by page (issue 28)",
-        "",
-        f"Run {pages['run']}. Dev questions whose PDF is present, split by company: split A "
-        f"({q.get('A')} questions) chose BM25's k1 and b and the fusion weights, split B "
-        f"({q.get('B')}) is reported"
-        + (f"; held-out file: {q['held-out']} questions" if "held-out" in q else "")
-        + ". Each row adds one lever to the row above; the chunk ranking becomes a page ranking "
-        "(a chunk stands for the pages it overlaps, the page holding most of it first). "
-        "Figures: mean [95 % bootstrap interval] over questions.",
-        "",
-    ]
-    splits = [s for s in ("B", "held-out", "A") if s in q]
-    for split in splits:
-        lines += [
-            f"### Split {split}" + (" (used for the choices)" if split == "A" else ""),
-            "",
-            "| lever | n | page Hit@1 | page Hit@5 | page Hit@10 | page R@5 | page MRR "
-            "| chunk R@5 | chunk MRR | Hit@5 minus the row above | MRR minus the row above |",
-            "|---|---|---|---|---|---|---|---|---|---|---|",
-        ]
-        for r in pages["rows"]:
-            t = r.get(split)
-            if not t:
-                continue
-            shown = [_ci(t[k]) for k in ("page Hit@1", "page Hit@5", "page Hit@10")]
-            shown += [_ci(t["page R@5"]), _ci(t["page MRR"])]
-            stepped = t.get("step") or {}
-            shown_step = [_signed(stepped[k]) if k in stepped else "" for k in STEPPED]
-            lines.append(
-                f"| {r['row']} | {t['n']} | {' | '.join(shown)} | "
-                f"{t['chunk R@5'][0]:.3f} | {t['chunk MRR'][0]:.3f} | {' | '.join(shown_step)} |"
-            )
-        lines += [
-            "",
-            "The last two columns: the row minus the row above on the same questions, with a "
-            "paired 95 % bootstrap interval (empty where the row above was not in the same "
-            "run); an interval containing zero is no difference.",
-            "",
-        ]
-    ran = {r["row"] for r in pages["rows"]}
-    missing = [r.number for r in ROWS if r.name not in ran]
-    if missing:
-        lines += [f"Rows not run yet: {', '.join(missing)} (`--rows` runs them).", ""]
-    if "choice" in pages:
-        c = pages["choice"]
-        lines += [
-            f"Chosen on split A: BM25 k1 {c['k1']}, b {c['b']}; RRF weights {c['weights']}.",
-            "",
-        ]
-    llm = pages.get("llm_rerank")
-    if llm:
-        b, a, d = llm["before"], llm["after"], llm.get("step") or {}
-        gain = d.get("page Hit@5"), d.get("page MRR")
-        lines += [
-            f"LLM yes/no rerank ({llm['model']}, option scoring: one prompt evaluation, options "
-            f"'yes' and 'no') of the top {llm['top']} chunks of row "
-            f"{llm.get('row', '8').split()[0]}, on {b['n']} split-B questions: page Hit@5 "
-            f"{_ci(b['page Hit@5'])} -> {_ci(a['page Hit@5'])}"
-            + (f", paired step {_signed(gain[0])}" if gain[0] else "")
-            + f"; page MRR {_ci(b['page MRR'])} -> {_ci(a['page MRR'])}"
-            + (f", paired step {_signed(gain[1])}" if gain[1] else "")
-            + f". Cost: {llm['seconds_per_question']:.1f} s a question (every read made, no "
-            f"cache; 2 CPU cores), {llm['prompt_tokens_per_question']:.0f} prompt tokens a "
-            "question.",
-            "",
-        ]
-        if gain[1]:
-            said = _verdict(gain[1])
-            lines += [
-                f"Page MRR with the LLM rerank: {said}. `--rerank auto` never uses it; "
-                "`finkg ask --rerank llm` does"
-                + (", and on this evidence should not." if said == "worse" else "."),
-                "",
-            ]
-    rr = pages.get("reranker")
-    if rr:
-        verdict = "uses it" if rr["use"] else "leaves it off"
-        lines += [f"Trained cross-encoder: {rr['reason']} `--rerank auto` {verdict}.", ""]
-    return lines
-
-
-def _ci(v: list[float]) -> str:
-    return f"{v[0]:.3f} [{v[1]:.2f}, {v[2]:.2f}]"
-
-
-def _verdict(v: list[float]) -> str:
-    """A paired difference [value, low, high] in words: better, worse or no difference."""
-    return verdict(Interval(v[0], v[1], v[2], 0))
-
-
-def _signed(v: list[float]) -> str:
-    return f"{v[0]:+.3f} [{v[1]:+.3f}, {v[2]:+.3f}]"
 
 
 if __name__ == "__main__":
