@@ -234,6 +234,19 @@ def check_same(directory: Path, manifest: Mapping[str, Any], asked: Mapping[str,
             )
 
 
+def open_manifest(directory: Path, kind: str, asked: Mapping[str, Any]) -> dict[str, Any]:
+    """The manifest of the `kind` index in `directory`, built with the parameters `asked`
+    (`check_same`); with no index there, a new empty one is saved (its "data" is None)."""
+    manifest = read_manifest(directory, kind)
+    if manifest is None:
+        manifest = {"kind": kind, **asked, "generation": None, "commit": None, "count": 0}
+        manifest["data"] = None
+        save(directory, manifest, None)
+        return manifest
+    check_same(directory, manifest, asked)
+    return manifest
+
+
 def save(directory: Path, manifest: dict[str, Any], write: Callable[[Path], None] | None) -> str:
     """Write a new data folder with `write(folder)` (None: keep the manifest's folder), then
     atomically replace the manifest; returns the data folder's name."""

@@ -135,13 +135,7 @@ class TextIndex(persist.PersistedIndex):
             "tokenizer": TOKENIZER_ID,
             "classes": list(persist.class_iris(classes)),
         }
-        manifest = persist.read_manifest(directory, KIND)
-        if manifest is None:
-            manifest = {"kind": KIND, **asked, "generation": None, "commit": None, "count": 0}
-            manifest["data"] = None
-            persist.save(directory, manifest, None)
-            return cls(directory, manifest, _Data())
-        persist.check_same(directory, manifest, asked)
+        manifest = persist.open_manifest(directory, KIND, asked)
         data = _Data.read(directory / manifest["data"]) if manifest.get("data") else _Data()
         return cls(directory, manifest, data)
 

@@ -144,13 +144,7 @@ class VectorIndex(persist.PersistedIndex):
             "dim": dim,
             "classes": list(persist.class_iris(classes)),
         }
-        manifest = persist.read_manifest(directory, KIND)
-        if manifest is None:
-            manifest = {"kind": KIND, **asked, "generation": None, "commit": None, "count": 0}
-            manifest["data"] = None
-            persist.save(directory, manifest, None)
-            return cls(directory, manifest, _Data(dim), faiss_threshold, ef_search)
-        persist.check_same(directory, manifest, asked)
+        manifest = persist.open_manifest(directory, KIND, asked)
         folder = manifest.get("data")
         data = _Data(dim)
         if folder:
