@@ -9,7 +9,7 @@ data's validation 2019 and test 2020. Everything decided is decided on validatio
    decision head of the test run (`--head auto`) is chosen on them: fitted on the first 60 %
    and scored prequentially on the last 40 % (macro-F1), among the heads that use the reader.
 2. Test: a sample of the test period's anchors, every variant in one prequential pass
-   (`prequential.run_together`), each variant's heads starting from the validation
+   (`prequential.Prequential.run`), each variant's heads starting from the validation
    decisions and learning from its own matured labels.
 3. Every rule on the same test anchors (`tasks.impact.scoreboard`): all-neutral, stratified,
    momentum, tone, the reader through each head, the card-only head, and the variants'
@@ -56,7 +56,7 @@ from finkg.tasks.impact.anchors import Anchor, anchors
 from finkg.tasks.impact.history import Start, scored_items
 from finkg.tasks.impact.job import Span, backtest_job, memory_of, validation
 from finkg.tasks.impact.predict import ImpactConfig, anchor_inputs, retrieve, shown_card
-from finkg.tasks.impact.prequential import run_together
+from finkg.tasks.impact.prequential import Prequential
 from finkg.tasks.impact.prompting import prompt_values
 from finkg.tasks.impact.scoreboard import (
     HORIZONS,
@@ -319,20 +319,20 @@ def main(argv: list[str] | None = None) -> int:
 
     # 1. validation decisions (no memory), then the head chosen on them
     started = time.perf_counter()
-    val_runs = run_together(
+    # what both runs read with and the validation period's weights; each run its config
+    run = Prequential(
         store,
-        val_sample,
-        {"static": None},
-        llm=llm,
-        texts=texts,
-        vectors=vectors,  # type: ignore[arg-type]
-        calendar=calendar,
-        weights=validated.weights,
-        mix=validated.mix,
+        llm,
+        texts,
+        vectors,  # type: ignore[arg-type]
+        calendar,
+        validated.weights,
+        validated.mix,
         config=dataclasses.replace(base, head="none"),
         cache=cache,
-        progress=progress("validation"),
-        keep_results=False,
+    )
+    val_runs = run.run(
+        val_sample, {"static": None}, progress=progress("validation"), keep_results=False
     )
     val_minutes = (time.perf_counter() - started) / 60
     val_items = scored_items(
@@ -363,23 +363,16 @@ def main(argv: list[str] | None = None) -> int:
 
     # 2. the test run
     started = time.perf_counter()
-    runs = run_together(
-        store,
-        sample,
-        {v: memory_of(store, v) for v in variants},
-        llm=llm,
-        texts=texts,
-        vectors=vectors,  # type: ignore[arg-type]
-        calendar=calendar,
-        weights=validated.weights,
-        mix=validated.mix,
+    test_run = dataclasses.replace(
+        run,
         config=config,
-        cache=cache,
         prices=prices,
-        progress=progress("test"),
         history=start.history,
         since=val.end.date(),
         citations=start.citations,
+    )
+    runs = test_run.run(
+        sample, {v: memory_of(store, v) for v in variants}, progress=progress("test")
     )
     run_minutes = (time.perf_counter() - started) / 60
 

@@ -35,7 +35,7 @@ from finkg.retrieval.indexes import open_indexes
 from finkg.retrieval.memory import MemoryParams
 from finkg.tasks.impact.job import backtest_job, memory_of, validation
 from finkg.tasks.impact.predict import ImpactConfig
-from finkg.tasks.impact.prequential import run_together
+from finkg.tasks.impact.prequential import Prequential
 
 PAPER = (0.30, 0.20)
 # paper 000 Table 6 (validation): (lambda, delta) -> NN-F1, macro-F1, rank IC, Sharpe
@@ -108,19 +108,18 @@ def main(argv: list[str] | None = None) -> int:
             memory=dataclasses.replace(MemoryParams(), lam=lam, delta=delta),
         )
         started = time.perf_counter()
-        summary = run_together(
+        run = Prequential(
             store,
-            sample,
-            {variant: memory_of(store, variant)},
-            llm=llm,
-            texts=texts,
-            vectors=vectors,  # type: ignore[arg-type]
-            calendar=calendar,
-            weights=validated.weights,
-            mix=validated.mix,
+            llm,
+            texts,
+            vectors,  # type: ignore[arg-type]
+            calendar,
+            validated.weights,
+            validated.mix,
             config=config,
             cache=cache,
-        )[variant]
+        )
+        summary = run.run(sample, {variant: memory_of(store, variant)})[variant]
         (result,), _ = backtest_job(
             store,
             test=span,

@@ -36,7 +36,7 @@ from finkg.retrieval.memory import (
 )
 from finkg.tasks.impact.anchors import SUMMARY_CHARS, anchors
 from finkg.tasks.impact.predict import ImpactConfig
-from finkg.tasks.impact.prequential import run_prequential
+from finkg.tasks.impact.prequential import Prequential
 from finkg.tasks.impact.scoring import NONE
 from tests.worlds import analyst, build, cut_world, load
 
@@ -73,18 +73,17 @@ def _citations(*, future: bool) -> list[tuple[dt.datetime, dict[str, float]]]:
 def _run(store: BaseStore, *, future: bool):
     found = anchors(store, start=FIRST, end=CUT, calendar=CAL)
     memory = source_memory(store, "cited")
-    return run_prequential(
+    run = Prequential(
         store,
-        found,
-        llm=analyst(),
-        texts=LiveTexts(store),
-        vectors=LiveVectors(store, HashEmbedder(dim=64)),
-        memory=memory,
-        calendar=CAL,
-        weights=WEIGHTS,
+        analyst(),
+        LiveTexts(store),
+        LiveVectors(store, HashEmbedder(dim=64)),
+        CAL,
+        WEIGHTS,
         config=CONFIG,
         citations=_citations(future=future),
     )
+    return run.run_one(found, memory)
 
 
 def _view(result) -> tuple:

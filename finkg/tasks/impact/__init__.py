@@ -7,8 +7,8 @@ call):
 - `job.run_job`, `job.feedback_job`, `job.backtest_job` (§4: variants, validation weights,
   metrics, the portfolio);
 - `predict.predict` (one anchor, one checked prediction) and `ImpactConfig`;
-- `prequential.run_prequential` / `run_together` (§4.1: predictions and feedback in time
-  order);
+- `prequential.Prequential` (§4.1: predictions and feedback in time order; built once from
+  what it reads with, then `run(anchors, variants)`);
 - `demo.demo_impact` (the job on the demo world).
 
 Modules: `anchors` (§3.1, §3.3), `predict` (§3.2-3.3; its steps in `steps`, what they

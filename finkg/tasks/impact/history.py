@@ -5,7 +5,7 @@ from the store (`impact_scored_signals.rq`): each with the raw option log-probab
 the features its run recorded, the value it decided, the anchor's headline and decision
 time, and, where the prices give one, its residual label and the instant it matured.
 `validation_history` turns a validation period's items into the `Matured` items a head
-starts from (`prequential.run_together(history=...)`), and `citation_reads` into the
+starts from (`prequential.Prequential(history=...)`), and `citation_reads` into the
 citation scores the citation head is fitted on (`citations=...`): the job and the
 benchmarks fit heads on what the store holds, never on a side file.
 """

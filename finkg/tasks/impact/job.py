@@ -37,7 +37,7 @@ from finkg.tasks.impact.feedback import FeedbackReport, feedback
 from finkg.tasks.impact.history import head_history
 from finkg.tasks.impact.labels import load_prices, residual_labels
 from finkg.tasks.impact.predict import ImpactConfig
-from finkg.tasks.impact.prequential import RunSummary, run_together
+from finkg.tasks.impact.prequential import Prequential, RunSummary
 
 STATIC = "static"
 
@@ -117,29 +117,31 @@ def run_variants(
     citations: Sequence[tuple[dt.datetime, Mapping[str, float]]] = (),
 ) -> dict[str, RunSummary]:
     """Every variant over the anchors of [start, end), in one time-ordered pass
-    (`prequential.run_together`); a scored reply's heads start from `history` and learn
+    (`prequential.Prequential.run`); a scored reply's heads start from `history` and learn
     from decisions stored from `since` on; its citation head is fitted on `citations`."""
     found = anchors(store, start=start, end=end, calendar=calendar)
     prices = load_prices(store, found, proxy=config.proxy, calendar=calendar)
     stage = f"anchors x {len(variants)} variants"
-    return run_together(
+    run = Prequential(
         store,
-        found,
-        {v: memory_of(store, v) for v in variants},
-        llm=llm,
-        texts=texts,
-        vectors=vectors,
-        calendar=calendar,
-        weights=validated.weights,
-        mix=validated.mix,
+        llm,
+        texts,
+        vectors,
+        calendar,
+        validated.weights,
+        validated.mix,
         config=config,
         cache=cache,
         prices=prices,
-        keep_results=False,
-        progress=None if progress is None else lambda i, n: progress(stage, i, n),
         history=history,
         since=since,
         citations=citations,
+    )
+    return run.run(
+        found,
+        {v: memory_of(store, v) for v in variants},
+        keep_results=False,
+        progress=None if progress is None else lambda i, n: progress(stage, i, n),
     )
 
 

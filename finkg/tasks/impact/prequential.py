@@ -12,11 +12,13 @@ the run.
 from __future__ import annotations
 
 import datetime as dt
+import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from pyoxigraph import NamedNode
 
+from finkg.errors import InputError
 from finkg.evaluation.labels import PriceTable
 from finkg.kg.calendar import MarketCalendar
 from finkg.kg.store import BaseStore
@@ -53,49 +55,6 @@ class RunSummary:
     feedback: FeedbackReport = field(default_factory=FeedbackReport)
 
 
-def run_prequential(
-    store: BaseStore,
-    anchors: Sequence[Anchor],
-    *,
-    llm: LLM,
-    texts: TextSource,
-    vectors: VectorSource,
-    memory: SourceMemory | None,
-    calendar: MarketCalendar,
-    weights: Mapping[int, Mapping[int, float]],
-    mix: Mapping[int, Mapping[int, float]] | None = None,
-    config: ImpactConfig | None = None,
-    cache: OutputCache | None = None,
-    prices: PriceTable | None = None,
-    progress: Callable[[int, int], None] | None = None,
-    keep_results: bool = True,
-    history: Mapping[int, Sequence[Matured]] | None = None,
-    since: dt.date | None = None,
-    citations: Sequence[tuple[dt.datetime, Mapping[str, float]]] = (),
-) -> RunSummary:
-    """Predict every anchor in decision-time order, feeding back matured labels as time passes."""
-    name = memory.name if memory is not None else "static"
-    return run_together(
-        store,
-        anchors,
-        {name: memory},
-        llm=llm,
-        texts=texts,
-        vectors=vectors,
-        calendar=calendar,
-        weights=weights,
-        mix=mix,
-        config=config,
-        cache=cache,
-        prices=prices,
-        progress=progress,
-        keep_results=keep_results,
-        history=history,
-        since=since,
-        citations=citations,
-    )[name]
-
-
 @dataclass
 class _Variant:
     memory: SourceMemory | None
@@ -111,196 +70,250 @@ class _Variant:
         return list(self.made)
 
 
-def run_together(
-    store: BaseStore,
-    anchors: Sequence[Anchor],
-    variants: Mapping[str, SourceMemory | None],
-    *,
-    llm: LLM,
-    texts: TextSource,
-    vectors: VectorSource,
-    calendar: MarketCalendar,
-    weights: Mapping[int, Mapping[int, float]],
-    mix: Mapping[int, Mapping[int, float]] | None = None,
-    config: ImpactConfig | None = None,
-    cache: OutputCache | None = None,
-    prices: PriceTable | None = None,
-    progress: Callable[[int, int], None] | None = None,
-    keep_results: bool = True,
-    history: Mapping[int, Sequence[Matured]] | None = None,
-    since: dt.date | None = None,
-    citations: Sequence[tuple[dt.datetime, Mapping[str, float]]] = (),
-) -> dict[str, RunSummary]:
-    """Several variants over the same anchors, in one pass: anchor by anchor, each variant
-    fed back and then asked in turn. Each keeps its own memory, so each sees only its own
-    matured feedback, exactly as if run alone; together, the anchor's pool and card are built
-    once, the reads of one anchor follow each other, and a reader that keeps a shared prompt
-    opening (the anchor, its card) or an exact reply cache gets them cheaper.
+@dataclass(frozen=True)
+class Prequential:
+    """The impact job's run, built once from what it reads with and how it decides (checked
+    when built); `run` takes only what differs per call, the anchors and the memory
+    variants, and `run_one` one variant.
 
-    A scored reply (`config.reply`) is decided per horizon by each variant's own decision
-    head (`config.head`), started from `history` (the validation period's matured items,
-    `history.validation_history`) and fed the variant's decisions as their labels mature
-    (`head_feed`). With `since`, each variant's heads also learn from its own scored
-    decisions an earlier run stored with prediction days from `since` up to this run's first
-    (a run resumed in parts decides as one run would). The evidence a scored decision cites
-    is chosen through a citation head fitted on `citations` (earlier reads' citation scores,
-    `history.citation_reads`) made before the run's first decision, kept for the whole run
-    (`scoring.fit_citation`; none given: the raw argmax).
+    `weights` and `mix` are the validation period's class weights and shuffled-label mix
+    (`job.validation`); `prices` the closes the labels need (loaded when None and needed);
+    `history`, `since` and `citations` what the decision heads and the citation head start
+    from (see `run`)."""
 
-    The anchors of one decision session (`decision_sessions`: no close between them, so no
-    feedback can separate them) are prepared in time order, read together on the reader's
-    concurrency (`reader.concurrent`; one at a time on a local reader) and written in time
-    order, so a concurrent run writes what a sequential one does. A read whose request fails
-    for good stops the run there: the predictions before it are written, its run names the
-    request (`steps.record_failure`), nothing after it is written."""
-    config = config or ImpactConfig()
-    ordered = sorted(anchors, key=lambda a: (a.decision_time, a.news.value))
-    states = {
-        name: _Variant(memory, MemoryTimeline(store, memory) if memory else None, RunSummary())
-        for name, memory in variants.items()
-    }
-    learning = [v for v in states.values() if v.memory is not None]
-    scored = config.reply == SCORED
-    if (learning or scored) and prices is None:
-        prices = load_prices(store, ordered, proxy=config.proxy, calendar=calendar)
-    feeds: dict[str, HeadFeed] = {}
-    if scored:
-        book = LabelBook(prices, proxy=config.proxy, calendar=calendar)  # type: ignore[arg-type]
-        feeds = {
-            name: HeadFeed(
-                store,
-                name,
-                kind=config.head,
-                horizons=config.memory.horizons,
-                labels=book,
-                history=history,
+    store: BaseStore
+    llm: LLM
+    texts: TextSource
+    vectors: VectorSource
+    calendar: MarketCalendar
+    weights: Mapping[int, Mapping[int, float]]
+    mix: Mapping[int, Mapping[int, float]] | None = None
+    config: ImpactConfig = field(default_factory=ImpactConfig)
+    cache: OutputCache | None = None
+    prices: PriceTable | None = None
+    history: Mapping[int, Sequence[Matured]] | None = None
+    since: dt.date | None = None
+    citations: Sequence[tuple[dt.datetime, Mapping[str, float]]] = ()
+
+    def __post_init__(self) -> None:
+        for name, table in (("weights", self.weights), ("mix", self.mix or {})):
+            for horizon, by_class in table.items():
+                for cls, w in by_class.items():
+                    if not (isinstance(w, int | float) and math.isfinite(w) and w >= 0):
+                        raise InputError(
+                            f"a {name} entry must be a finite number of at least 0",
+                            field=f"{name}[{horizon}][{cls}]",
+                            value=w,
+                        )
+        if isinstance(self.since, dt.datetime):
+            raise InputError(
+                "since is a prediction day (a date), not an instant",
+                field="since",
+                value=self.since.isoformat(),
+                hint="pass since.date()",
             )
-            for name in variants
+        for at, _ in self.citations:
+            if at.tzinfo is None:
+                raise InputError(
+                    "a citation read's time needs a zone", field="citations", value=at.isoformat()
+                )
+
+    def run_one(
+        self,
+        anchors: Sequence[Anchor],
+        memory: SourceMemory | None,
+        *,
+        progress: Callable[[int, int], None] | None = None,
+        keep_results: bool = True,
+    ) -> RunSummary:
+        """Predict every anchor in decision-time order with one memory (None: static),
+        feeding back matured labels as time passes."""
+        name = memory.name if memory is not None else "static"
+        return self.run(anchors, {name: memory}, progress=progress, keep_results=keep_results)[name]
+
+    def run(
+        self,
+        anchors: Sequence[Anchor],
+        variants: Mapping[str, SourceMemory | None],
+        *,
+        progress: Callable[[int, int], None] | None = None,
+        keep_results: bool = True,
+    ) -> dict[str, RunSummary]:
+        """Several variants over the same anchors, in one pass: anchor by anchor, each variant
+        fed back and then asked in turn. Each keeps its own memory, so each sees only its own
+        matured feedback, exactly as if run alone; together, the anchor's pool and card are built
+        once, the reads of one anchor follow each other, and a reader that keeps a shared prompt
+        opening (the anchor, its card) or an exact reply cache gets them cheaper.
+
+        A scored reply (`config.reply`) is decided per horizon by each variant's own decision
+        head (`config.head`), started from `history` (the validation period's matured items,
+        `history.validation_history`) and fed the variant's decisions as their labels mature
+        (`head_feed`). With `since`, each variant's heads also learn from its own scored
+        decisions an earlier run stored with prediction days from `since` up to this run's first
+        (a run resumed in parts decides as one run would). The evidence a scored decision cites
+        is chosen through a citation head fitted on `citations` (earlier reads' citation scores,
+        `history.citation_reads`) made before the run's first decision, kept for the whole run
+        (`scoring.fit_citation`; none given: the raw argmax).
+
+        The anchors of one decision session (`decision_sessions`: no close between them, so no
+        feedback can separate them) are prepared in time order, read together on the reader's
+        concurrency (`reader.concurrent`; one at a time on a local reader) and written in time
+        order, so a concurrent run writes what a sequential one does. A read whose request fails
+        for good stops the run there: the predictions before it are written, its run names the
+        request (`steps.record_failure`), nothing after it is written."""
+        store, llm, texts, vectors = self.store, self.llm, self.texts, self.vectors
+        calendar, config, cache = self.calendar, self.config, self.cache
+        weights, mix, history = self.weights, self.mix, self.history
+        prices, since, citations = self.prices, self.since, self.citations
+        ordered = sorted(anchors, key=lambda a: (a.decision_time, a.news.value))
+        states = {
+            name: _Variant(memory, MemoryTimeline(store, memory) if memory else None, RunSummary())
+            for name, memory in variants.items()
         }
-        if since is not None and ordered:
-            before = ordered[0].prediction_day - dt.timedelta(days=1)
-            for name, memory in variants.items():
-                for item in scored_items(
+        learning = [v for v in states.values() if v.memory is not None]
+        scored = config.reply == SCORED
+        if (learning or scored) and prices is None:
+            prices = load_prices(store, ordered, proxy=config.proxy, calendar=calendar)
+        feeds: dict[str, HeadFeed] = {}
+        if scored:
+            book = LabelBook(prices, proxy=config.proxy, calendar=calendar)  # type: ignore[arg-type]
+            feeds = {
+                name: HeadFeed(
                     store,
-                    memory,
-                    first_day=since,
-                    last_day=before,
-                    proxy=config.proxy,
-                    calendar=calendar,
-                ):
-                    feeds[name].remember(
-                        ticker=item.ticker,
-                        day=item.prediction_day,
-                        horizon=item.horizon,
-                        logprobs=item.logprobs,
-                        features=item.features,
-                        label=item.label,
-                    )
-    if learning and ordered:
-        # predictions an earlier run left that can still mature during this one: from here
-        # on the runner names the predictions to feed back instead of searching the store
-        since = calendar.session_offset(ordered[0].prediction_day, -FEEDBACK_LOOKBACK_SESSIONS)
-        for state in learning:
-            for s in signals(
-                store,
-                state.memory,  # type: ignore[arg-type]
-                first_day=since,
-                last_day=ordered[-1].prediction_day,
-            ):
-                state.made[s.prediction] = s.prediction_day
-    cites: dict[str, Head] = {}
-    if scored and citations and ordered:
-        cite_state = fit_citation(citations, as_of=ordered[0].decision_time)
-        if cite_state.n:
-            cites = {
-                name: Head(write_head(store, cite_task(name), cite_state), cite_state)
+                    name,
+                    kind=config.head,
+                    horizons=config.memory.horizons,
+                    labels=book,
+                    history=history,
+                )
                 for name in variants
             }
-    last_feedback: dt.datetime | None = None
-    finished = 0
-    for session in decision_sessions(ordered, calendar):
-        anchor = session[0]
-        if learning and _a_close_passed(calendar, last_feedback, anchor.decision_time):
-            first_day = calendar.session_offset(
-                anchor.prediction_day if last_feedback is not None else ordered[0].prediction_day,
-                -FEEDBACK_LOOKBACK_SESSIONS,
-            )
+            if since is not None and ordered:
+                before = ordered[0].prediction_day - dt.timedelta(days=1)
+                for name, memory in variants.items():
+                    for item in scored_items(
+                        store,
+                        memory,
+                        first_day=since,
+                        last_day=before,
+                        proxy=config.proxy,
+                        calendar=calendar,
+                    ):
+                        feeds[name].remember(
+                            ticker=item.ticker,
+                            day=item.prediction_day,
+                            horizon=item.horizon,
+                            logprobs=item.logprobs,
+                            features=item.features,
+                            label=item.label,
+                        )
+        if learning and ordered:
+            # predictions an earlier run left that can still mature during this one: from here
+            # on the runner names the predictions to feed back instead of searching the store
+            since = calendar.session_offset(ordered[0].prediction_day, -FEEDBACK_LOOKBACK_SESSIONS)
             for state in learning:
-                report = feedback(
+                for s in signals(
                     store,
                     state.memory,  # type: ignore[arg-type]
-                    as_of=anchor.decision_time,
-                    first_day=first_day,
-                    prices=prices,  # type: ignore[arg-type]
-                    calendar=calendar,
-                    proxy=config.proxy,
-                    weights=weights,
-                    mix=mix,
-                    skip=state.done,
-                    predictions=state.pending(first_day),
+                    first_day=since,
+                    last_day=ordered[-1].prediction_day,
+                ):
+                    state.made[s.prediction] = s.prediction_day
+        cites: dict[str, Head] = {}
+        if scored and citations and ordered:
+            cite_state = fit_citation(citations, as_of=ordered[0].decision_time)
+            if cite_state.n:
+                cites = {
+                    name: Head(write_head(store, cite_task(name), cite_state), cite_state)
+                    for name in variants
+                }
+        last_feedback: dt.datetime | None = None
+        finished = 0
+        for session in decision_sessions(ordered, calendar):
+            anchor = session[0]
+            if learning and _a_close_passed(calendar, last_feedback, anchor.decision_time):
+                first_day = calendar.session_offset(
+                    anchor.prediction_day
+                    if last_feedback is not None
+                    else ordered[0].prediction_day,
+                    -FEEDBACK_LOOKBACK_SESSIONS,
                 )
-                _merge(state.summary.feedback, report)
-                if report.outcomes:
-                    state.timeline.refresh()  # type: ignore[union-attr]
-            last_feedback = anchor.decision_time
-        # nothing matures inside a session: every anchor of it is prepared on the same
-        # memory and heads, read together, and written in time order
-        prepared: list[tuple[str, Prepared]] = []
-        for anchor in session:
-            inputs = anchor_inputs(
-                store,
-                anchor,
-                texts=texts,
-                vectors=vectors,
-                config=config,
-                prices=prices if scored else None,
-                calendar=calendar,
-            )
-            for name, state in states.items():
-                feed = feeds.get(name)
-                if feed is not None:
-                    state.summary.head_items += feed.mature(anchor.decision_time)
-                p = prepare(
+                for state in learning:
+                    report = feedback(
+                        store,
+                        state.memory,  # type: ignore[arg-type]
+                        as_of=anchor.decision_time,
+                        first_day=first_day,
+                        prices=prices,  # type: ignore[arg-type]
+                        calendar=calendar,
+                        proxy=config.proxy,
+                        weights=weights,
+                        mix=mix,
+                        skip=state.done,
+                        predictions=state.pending(first_day),
+                    )
+                    _merge(state.summary.feedback, report)
+                    if report.outcomes:
+                        state.timeline.refresh()  # type: ignore[union-attr]
+                last_feedback = anchor.decision_time
+            # nothing matures inside a session: every anchor of it is prepared on the same
+            # memory and heads, read together, and written in time order
+            prepared: list[tuple[str, Prepared]] = []
+            for anchor in session:
+                inputs = anchor_inputs(
                     store,
                     anchor,
                     texts=texts,
                     vectors=vectors,
-                    memory=state.memory,
                     config=config,
-                    timeline=state.timeline,
-                    inputs=inputs,
-                    heads=feed.at(anchor.decision_time) if feed is not None else None,
-                    cite=cites.get(name),
+                    prices=prices if scored else None,
+                    calendar=calendar,
                 )
-                prepared.append((name, p))
-        answers = _read_session(llm, [p for _, p in prepared], cache=cache)
-        for k, ((name, p), outcome) in enumerate(zip(prepared, answers, strict=True)):
-            try:
-                answered = outcome.get() if outcome else read_prepared(llm, p, cache=cache)
-            except RequestFailed as e:
-                record_failure(store, llm, p, e, e.usage or Usage())
-                raise
-            result = finish(store, llm, p, answered)
-            state = states[name]
-            feed = feeds.get(name)
-            if result.prediction is not None:
-                state.made[result.prediction] = p.anchor.prediction_day
-            if feed is not None and result.scored is not None:
-                feed.record(p.anchor, result.scored)
-            summary = state.summary
-            summary.predictions += result.prediction is not None
-            summary.json_invalid += result.prediction is None
-            summary.cached += result.cached
-            summary.reads += result.reads
-            summary.reader_seconds += result.seconds
-            if keep_results:
-                summary.results.append(result)
-            last_of_anchor = k + 1 == len(prepared) or prepared[k + 1][1].anchor is not p.anchor
-            if last_of_anchor:
-                finished += 1
-                if progress is not None:
-                    progress(finished, len(ordered))
-    return {name: state.summary for name, state in states.items()}
+                for name, state in states.items():
+                    feed = feeds.get(name)
+                    if feed is not None:
+                        state.summary.head_items += feed.mature(anchor.decision_time)
+                    p = prepare(
+                        store,
+                        anchor,
+                        texts=texts,
+                        vectors=vectors,
+                        memory=state.memory,
+                        config=config,
+                        timeline=state.timeline,
+                        inputs=inputs,
+                        heads=feed.at(anchor.decision_time) if feed is not None else None,
+                        cite=cites.get(name),
+                    )
+                    prepared.append((name, p))
+            answers = _read_session(llm, [p for _, p in prepared], cache=cache)
+            for k, ((name, p), outcome) in enumerate(zip(prepared, answers, strict=True)):
+                try:
+                    answered = outcome.get() if outcome else read_prepared(llm, p, cache=cache)
+                except RequestFailed as e:
+                    record_failure(store, llm, p, e, e.usage or Usage())
+                    raise
+                result = finish(store, llm, p, answered)
+                state = states[name]
+                feed = feeds.get(name)
+                if result.prediction is not None:
+                    state.made[result.prediction] = p.anchor.prediction_day
+                if feed is not None and result.scored is not None:
+                    feed.record(p.anchor, result.scored)
+                summary = state.summary
+                summary.predictions += result.prediction is not None
+                summary.json_invalid += result.prediction is None
+                summary.cached += result.cached
+                summary.reads += result.reads
+                summary.reader_seconds += result.seconds
+                if keep_results:
+                    summary.results.append(result)
+                last_of_anchor = k + 1 == len(prepared) or prepared[k + 1][1].anchor is not p.anchor
+                if last_of_anchor:
+                    finished += 1
+                    if progress is not None:
+                        progress(finished, len(ordered))
+        return {name: state.summary for name, state in states.items()}
 
 
 def decision_sessions(ordered: Sequence[Anchor], calendar: MarketCalendar) -> list[list[Anchor]]:
