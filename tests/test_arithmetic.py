@@ -10,11 +10,11 @@ import pytest
 
 from finkg.errors import InputError
 from finkg.reader import grounding
-from finkg.reader.calculator import OPERATIONS, Operand, calculate, compute
-from finkg.reader.cells import figure, table_cells
 from finkg.reader.llm import ScriptedLLM
 from finkg.tasks.qa import arithmetic
 from finkg.tasks.qa.arithmetic import Block, answer_of, operation_of, solve, years_in
+from finkg.tasks.qa.calculator import OPERATIONS, Operand, calculate, compute
+from finkg.tasks.qa.cells import figure, table_cells
 
 TABLE = """(In millions) | 2019 | 2018 | 2017
 Net sales | $1,200.0 | $1,100.0 | $1,000.0

@@ -1,5 +1,5 @@
-"""Numeric questions answered by finkg's calculator (`reader.calculator`), the operands read
-from the evidence blocks' table cells (`reader.cells`) instead of written by the reader.
+"""Numeric questions answered by finkg's calculator (`calculator`), the operands read
+from the evidence blocks' table cells (`cells`) instead of written by the reader.
 
 1. the operation: cue phrases of the question, first match wins ("percentage change",
    "average", "as a percentage of", "ratio", "change"/"difference", "total"); when no cue
@@ -32,11 +32,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from finkg.errors import InputError
-from finkg.reader.calculator import OPERATIONS, Calculation, Operand, calculate
-from finkg.reader.cells import Cell, table_cells
 from finkg.reader.llm import LLM
 from finkg.reader.schemas import Answer
 from finkg.retrieval.glossary import GLOSSARY
+from finkg.tasks.qa.calculator import OPERATIONS, Calculation, Operand, calculate
+from finkg.tasks.qa.cells import Cell, table_cells
 
 _CUES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("growth rate", re.compile(r"\bCAGR\b|compound(?:ed)?\s+(?:annual\s+)?growth", re.I)),

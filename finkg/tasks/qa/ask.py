@@ -19,7 +19,7 @@ One question in, one checked `fkg:Answer` out:
 4. if every sub-question was answered by the bank, the answer is the bank's (no reader,
    paper 002: "bypass ... deep retrieval, reasoning and generation"); a numeric question
    whose operation and operands finkg can read from the blocks' table cells is computed
-   by finkg (`arithmetic`, `reader.calculator`: the answer shows the operation and cites
+   by finkg (`arithmetic`, `calculator`: the answer shows the operation and cites
    each operand); otherwise the reader answers the whole question from all the evidence
    blocks in paper 003's JSON schema, citing block ids, and its citations are checked;
 5. grounding (`reader.grounding`): G, Gc, N, J, S_comp and the validation status, recomputed

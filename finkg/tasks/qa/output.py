@@ -20,10 +20,9 @@ from finkg.kg.iri import mint
 from finkg.kg.outputs import RunRecord, Used, run_iri, write_failed_run, write_output
 from finkg.kg.store import BaseStore
 from finkg.ontology.terms import FKG, PROV, RDF, RDFS
-from finkg.reader import calculator
 from finkg.reader.read import prompt
 from finkg.reader.transport import RequestFailed
-from finkg.tasks.qa import fact_calc
+from finkg.tasks.qa import calculator, fact_calc
 from finkg.tasks.qa.types import Asked, Block, QAConfig, Staged
 from finkg.tasks.records import run_cost
 

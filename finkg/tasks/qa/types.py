@@ -11,13 +11,13 @@ from typing import TYPE_CHECKING
 from pyoxigraph import NamedNode
 
 from finkg.errors import InputError
-from finkg.reader.calculator import Calculation
 from finkg.reader.read import ReadResult
 from finkg.reader.schemas import Answer
 from finkg.reader.usage import Usage
 from finkg.retrieval.decompose import SubQuestion
 from finkg.retrieval.passages import PATHS, Hit
 from finkg.tasks.qa.blocks import Block
+from finkg.tasks.qa.calculator import Calculation
 
 if TYPE_CHECKING:
     from finkg.tasks.qa.fact_calc import FactCalculation
