@@ -17,9 +17,9 @@ import argparse
 import datetime as dt
 import sys
 
-from finkg.retrieval.bank import TAU_BM25, TAU_SEM, TAU_SEQ, BankEntry, Matcher
-from finkg.retrieval.embed import HashEmbedder, MiniLM
-from finkg.retrieval.questions import normalize
+from finkg.retrieval.index.embed import HashEmbedder, MiniLM
+from finkg.retrieval.memory.bank import TAU_BM25, TAU_SEM, TAU_SEQ, BankEntry, Matcher
+from finkg.retrieval.plan.questions import normalize
 
 NAMES = ("Apple Inc.", "AAPL")
 QUESTIONS = (

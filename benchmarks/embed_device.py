@@ -1,6 +1,6 @@
 """MiniLM passages per second on each device torch sees (issue 29 item 5).
 
-finkg embeds with all-MiniLM-L6-v2 (`finkg.retrieval.embed.MiniLM`: batches of 32, vectors
+finkg embeds with all-MiniLM-L6-v2 (`finkg.retrieval.index.embed.MiniLM`: batches of 32, vectors
 normalised). This times the same `encode` call on the CPU and, where torch sees one, on a CUDA
 device, over the same passages (title and text of real news items, as the indexes embed them),
 and compares the vectors the two devices give. It imports sentence-transformers and torch only

@@ -50,8 +50,8 @@ from finkg.kg.calendar import get_calendar
 from finkg.reader.backends import open_reader
 from finkg.reader.read import OutputCache, prompt, read
 from finkg.reader.schemas import ImpactCompact, ImpactPrediction
-from finkg.retrieval.indexes import open_indexes
-from finkg.retrieval.memory import MemoryParams
+from finkg.retrieval.index.indexes import open_indexes
+from finkg.retrieval.memory.source import MemoryParams
 from finkg.tasks.impact.anchors import Anchor, anchors
 from finkg.tasks.impact.history import Start, scored_items
 from finkg.tasks.impact.job import Span, backtest_job, memory_of, validation

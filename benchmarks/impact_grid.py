@@ -31,8 +31,8 @@ from finkg.evaluation.metrics import VariantResult
 from finkg.kg.calendar import get_calendar
 from finkg.reader.backends import open_reader
 from finkg.reader.read import OutputCache
-from finkg.retrieval.indexes import open_indexes
-from finkg.retrieval.memory import MemoryParams
+from finkg.retrieval.index.indexes import open_indexes
+from finkg.retrieval.memory.source import MemoryParams
 from finkg.tasks.impact.job import backtest_job, memory_of, validation
 from finkg.tasks.impact.predict import ImpactConfig
 from finkg.tasks.impact.prequential import Prequential

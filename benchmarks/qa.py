@@ -64,8 +64,8 @@ from finkg.kg.ingest.documents import extract, ingest_documents, upload
 from finkg.kg.setup import init_store
 from finkg.kg.store import BaseStore, open_store
 from finkg.reader.backends import open_reader
-from finkg.retrieval.query_plan import plan
-from finkg.retrieval.rerank import LLMReranker, rerank
+from finkg.retrieval.plan.query_plan import plan
+from finkg.retrieval.rank.rerank import LLMReranker, rerank
 from finkg.tasks.qa.setup import open_qa, open_reranker
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -203,7 +203,7 @@ def retrieval(qa, questions, docs, relevant, companies, llm_sample: int, cross) 
 
 
 def _texts(store: BaseStore, hits) -> list[str]:
-    from finkg.retrieval.live import node_texts
+    from finkg.retrieval.index.live import node_texts
 
     found = node_texts(store, [h.node for h in hits])
     return [found[h.node] for h in hits]

@@ -139,7 +139,7 @@ def _digest(store: BaseStore, doc_name: str) -> str:
 def audit_computed(store: BaseStore, rows: list[dict]) -> dict:
     """Of the computed answers' citations: how many resolve to a stored statement fact with
     a page, whose chunk holds its printed figure (`finkg audit` walks the same links)."""
-    from finkg.retrieval.live import node_texts
+    from finkg.retrieval.index.live import node_texts
 
     cited = resolved = 0
     for r in rows:
@@ -295,7 +295,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.rescore:
         return rescore(args.report, args.bootstrap)
     settings = Settings.from_env().with_(reader=args.reader)
-    from finkg.retrieval.embed import open_embedder
+    from finkg.retrieval.index.embed import open_embedder
 
     embedder = qa_pages.CachedEmbedder(
         open_embedder(settings.embedder, threads=settings.threads), args.work / "embeddings"

@@ -59,7 +59,7 @@ from finkg.kg.ingest.documents import check_artifacts, upload
 from finkg.kg.setup import init_store
 from finkg.kg.store import open_store
 from finkg.retrieval.passages import PassageRetriever
-from finkg.retrieval.query_plan import plan
+from finkg.retrieval.plan.query_plan import plan
 
 ROOT = Path(__file__).resolve().parents[1]
 REPORTS = ROOT / "benchmarks" / "reports"
@@ -84,7 +84,7 @@ def log(*parts: object) -> None:
 
 def open_variant(variant: Variant, work: Path, pdf_dir: Path, settings: Settings, embedder):
     """The variant's store (built when empty) and a retriever over its refreshed indexes."""
-    from finkg.retrieval.indexes import open_indexes
+    from finkg.retrieval.index.indexes import open_indexes
 
     folder = work / "stores" / variant.name
     store = open_store(folder, settings=settings)
@@ -250,7 +250,7 @@ def choose(retriever, items: list[Item], row: Row) -> tuple[float, float, dict[s
         )
 
     if not items:
-        from finkg.retrieval.bm25 import K1, B
+        from finkg.retrieval.index.bm25 import K1, B
 
         return K1, B, {}
     best_kb = max(itertools.product(K1S, BS), key=lambda kb: score(kb[0], kb[1], None))
@@ -269,8 +269,8 @@ def llm_rerank(retriever, items: list[Item], row: Row, choice, reader, top: int,
     best `top` chunks of `row`, beside `row` on the same questions (the paired step of page
     Hit@5 and MRR), with its cost: seconds and prompt tokens a question, every read made
     (no cache)."""
-    from finkg.retrieval.live import node_texts
-    from finkg.retrieval.rerank import LLMReranker, rerank
+    from finkg.retrieval.index.live import node_texts
+    from finkg.retrieval.rank.rerank import LLMReranker, rerank
 
     reranker = LLMReranker(reader)
     k1, b, weights = params(row, choice)
@@ -309,7 +309,7 @@ def llm_rerank(retriever, items: list[Item], row: Row, choice, reader, top: int,
 def params(row: Row, choice) -> tuple[float, float, dict[str, float] | None]:
     """The k1, b and fusion weights `row` ranks with: split A's choices where the row takes
     them, BM25's defaults and equal weights where it does not."""
-    from finkg.retrieval.bm25 import K1, B
+    from finkg.retrieval.index.bm25 import K1, B
 
     k1, b, w = choice or (K1, B, None)
     if not row.tuned_bm25:
@@ -361,7 +361,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     log(f"options: {vars(args)}")
     settings = Settings.from_env().with_(reader=args.reader)
-    from finkg.retrieval.embed import open_embedder
+    from finkg.retrieval.index.embed import open_embedder
 
     embedder = qa_pages.CachedEmbedder(
         open_embedder(settings.embedder, threads=settings.threads), args.work / "embeddings"

@@ -36,7 +36,7 @@ from finkg.config import Settings
 from finkg.evaluation.stats import Interval, bootstrap, paired, permutation, verdict
 from finkg.kg.calendar import get_calendar
 from finkg.reader.backends import local_llm
-from finkg.retrieval.indexes import open_indexes
+from finkg.retrieval.index.indexes import open_indexes
 from finkg.tasks.decisions import Item, decide_all
 from finkg.tasks.impact.head_feed import LabelBook
 from finkg.tasks.impact.job import validation

@@ -50,8 +50,10 @@ from finkg.config import Settings
 from finkg.kg.calendar import get_calendar
 from finkg.kg.store import BaseStore, open_store
 from finkg.ontology.terms import FKG
-from finkg.retrieval.embed import HashEmbedder, MiniLM
-from finkg.retrieval.memory import (
+from finkg.retrieval.index.embed import HashEmbedder, MiniLM
+from finkg.retrieval.index.text import TextIndex
+from finkg.retrieval.index.vectors import VectorIndex
+from finkg.retrieval.memory.source import (
     EVENT_TYPES,
     Feedback,
     MemoryParams,
@@ -63,8 +65,6 @@ from finkg.retrieval.memory import (
     write_updates,
 )
 from finkg.retrieval.pools import PoolSpec, build_pool, eligible_rows
-from finkg.retrieval.text import TextIndex
-from finkg.retrieval.vectors import VectorIndex
 from finkg.tasks.impact.anchors import Anchor, anchors
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -17,10 +17,10 @@ from pyoxigraph import Literal, NamedNode
 from finkg.errors import InputError, TimestampError
 from finkg.kg.store import BaseStore
 from finkg.ontology.terms import FKG, RDF, RDFS, XSD
-from finkg.retrieval import bank
-from finkg.retrieval.bank import BankEntry, Matcher
-from finkg.retrieval.embed import HashEmbedder
-from finkg.retrieval.questions import normalize, parse_period
+from finkg.retrieval.index.embed import HashEmbedder
+from finkg.retrieval.memory import bank
+from finkg.retrieval.memory.bank import BankEntry, Matcher
+from finkg.retrieval.plan.questions import normalize, parse_period
 
 ID = "https://w3id.org/finkg/id/"
 NY = ZoneInfo("America/New_York")
@@ -239,7 +239,7 @@ def test_normalizing_takes_out_punctuation_names_and_periods() -> None:
 
 @pytest.mark.model
 def test_minilm_matches_a_paraphrase_and_not_a_near_miss() -> None:
-    from finkg.retrieval.embed import MiniLM
+    from finkg.retrieval.index.embed import MiniLM
 
     names = ("ACME", "Acme Widgets Inc")
     dividend = entry(ACME, "What dividend per share was declared?", "FY2020", "$0.82", "p-10k")

@@ -6,8 +6,8 @@ import bm25s
 import numpy as np
 import pytest
 
-from finkg.retrieval.bm25 import bm25_scores, tokenize
-from finkg.retrieval.embed import HashEmbedder
+from finkg.retrieval.index.bm25 import bm25_scores, tokenize
+from finkg.retrieval.index.embed import HashEmbedder
 
 DOCS = [
     "Apple raises full-year guidance after record services revenue",
@@ -67,7 +67,7 @@ def test_hash_embedder_is_deterministic_normalised_and_word_aware() -> None:
 
 @pytest.mark.model
 def test_packaged_minilm_loads_offline_and_ranks_paraphrases_first() -> None:
-    from finkg.retrieval.embed import MiniLM, packaged_model_dir
+    from finkg.retrieval.index.embed import MiniLM, packaged_model_dir
 
     assert (packaged_model_dir() / "model.safetensors").is_file()
     e = MiniLM(threads=2)
@@ -81,7 +81,7 @@ def test_packaged_minilm_loads_offline_and_ranks_paraphrases_first() -> None:
 def test_pool_bm25_scores_exactly_as_bm25_scores() -> None:
     import random
 
-    from finkg.retrieval.bm25 import PoolBM25
+    from finkg.retrieval.index.bm25 import PoolBM25
 
     rng = random.Random(1)
     words = [f"w{i}" for i in range(40)]

@@ -148,10 +148,10 @@ def test_forecast_refuses_an_unknown_ticker_before_opening_models(run, monkeypat
 def test_ask_refuses_an_unknown_company_before_opening_indexes(run, monkeypatch) -> None:
     """`finkg ask --company NOPE` was refused after 40 s: indexes and the reader opened first."""
     import finkg.reader.backends
-    import finkg.retrieval.indexes
+    import finkg.retrieval.index.indexes
 
     monkeypatch.setattr(finkg.reader.backends, "open_reader", _refuse_to_open)
-    monkeypatch.setattr(finkg.retrieval.indexes, "open_indexes", _refuse_to_open)
+    monkeypatch.setattr(finkg.retrieval.index.indexes, "open_indexes", _refuse_to_open)
     assert run("init").exit_code == 0
     result = run("ask", "What was revenue?", "--company", "NOPE")
     assert result.exit_code == 2, result.output

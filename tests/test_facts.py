@@ -26,7 +26,7 @@ from finkg.kg.iri import mint
 from finkg.kg.setup import init_store
 from finkg.kg.store import BaseStore, open_store
 from finkg.ontology.terms import FKG
-from finkg.retrieval.live import node_texts
+from finkg.retrieval.index.live import node_texts
 from finkg.shapes.validate import validate_store
 from finkg.tasks.qa.ask import QA
 from finkg.tasks.qa.fact_book import FactBook

@@ -21,8 +21,8 @@ from finkg.kg.store import open_store
 from finkg.ontology.terms import FKG
 from finkg.reader.llm import ScriptedLLM
 from finkg.reader.rules import respond as rule_respond
-from finkg.retrieval.embed import HashEmbedder
-from finkg.retrieval.live import LiveVectors
+from finkg.retrieval.index.embed import HashEmbedder
+from finkg.retrieval.index.live import LiveVectors
 from finkg.tasks.impact.anchors import anchors
 from finkg.tasks.impact.job import Span, backtest_job, feedback_job, memory_of, run_job
 from finkg.tasks.impact.predict import ImpactConfig

@@ -22,7 +22,7 @@ from finkg.config import Settings
 from finkg.demo.world import WorldSpec
 from finkg.kg.store import open_store
 from finkg.ontology.terms import FKG
-from finkg.retrieval.memory import memory_counts
+from finkg.retrieval.memory.source import memory_counts
 from finkg.tasks.impact.demo import CONFIG, MIN_SESSIONS, demo_impact, impact_world, spans
 from finkg.tasks.impact.job import memory_of
 from tests.worlds import build, load

@@ -21,7 +21,7 @@ from finkg.kg.ingest import IngestOptions, ingest, loader
 from finkg.kg.store import open_store
 from finkg.ontology.terms import FKG
 from finkg.reader.llm import ScriptedLLM
-from finkg.retrieval.indexes import open_indexes
+from finkg.retrieval.index.indexes import open_indexes
 from finkg.tasks.impact.anchors import anchors
 from finkg.tasks.impact.predict import ImpactConfig, predict
 from tests.worlds import build, load

@@ -12,7 +12,7 @@ from pyoxigraph import NamedNode
 from finkg.errors import InputError
 from finkg.kg.store import BaseStore
 from finkg.ontology.terms import FKG
-from finkg.retrieval.memory import (
+from finkg.retrieval.memory.source import (
     EVENT_TYPES,
     CellCounts,
     Feedback,
@@ -182,7 +182,7 @@ def test_params_and_variants_are_checked() -> None:
 
 
 def test_the_timeline_agrees_with_the_query_at_every_instant(store: BaseStore) -> None:
-    from finkg.retrieval.memory import MemoryTimeline
+    from finkg.retrieval.memory.source import MemoryTimeline
 
     memory = source_memory(store, "cited")
     feedback = [

@@ -23,7 +23,7 @@ from finkg.kg.ingest import IngestOptions, ingest, loader
 from finkg.kg.store import BaseStore, open_store
 from finkg.ontology.terms import FKG
 from finkg.reader.llm import Message, ScriptedLLM
-from finkg.retrieval.embed import HashEmbedder
+from finkg.retrieval.index.embed import HashEmbedder
 from finkg.retrieval.sequence_retrievers import (
     BM25Retrieval,
     DTWRetrieval,

@@ -14,7 +14,7 @@ from finkg.config import Settings
 from finkg.errors import InputError
 from finkg.kg.store import BaseStore
 from finkg.reader.llm import Message, ScriptedLLM
-from finkg.retrieval import finseer
+from finkg.retrieval.rank import finseer
 from finkg.retrieval.sequences import WindowPool
 from finkg.tasks.movement.forecast import MovementConfig, forecast
 from finkg.tasks.movement.train import (

@@ -15,8 +15,8 @@ from finkg.kg.ingest import IngestOptions, ingest, loader
 from finkg.kg.iri import mint
 from finkg.kg.store import BaseStore, open_store
 from finkg.ontology.terms import FKG
-from finkg.retrieval.embed import HashEmbedder
-from finkg.retrieval.live import LiveTexts, LiveVectors, node_texts
+from finkg.retrieval.index.embed import HashEmbedder
+from finkg.retrieval.index.live import LiveTexts, LiveVectors, node_texts
 from finkg.retrieval.pools import PoolSpec, anchor_cluster, build_pool
 
 NY = ZoneInfo("America/New_York")

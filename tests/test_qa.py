@@ -22,9 +22,9 @@ from finkg.kg.ingest.documents import ingest_documents
 from finkg.kg.setup import init_store
 from finkg.kg.store import BaseStore, open_store
 from finkg.reader.llm import ContextOverflow, ScriptedLLM
-from finkg.retrieval import bank
-from finkg.retrieval.embed import HashEmbedder
-from finkg.retrieval.indexes import open_indexes
+from finkg.retrieval.index.embed import HashEmbedder
+from finkg.retrieval.index.indexes import open_indexes
+from finkg.retrieval.memory import bank
 from finkg.retrieval.passages import PassageRetriever
 from finkg.shapes.validate import validate_store
 from finkg.tasks.qa.ask import QA, QAConfig
@@ -394,7 +394,7 @@ def test_many_questions_read_together_write_what_one_at_a_time_writes(world) -> 
 
 
 def test_the_llm_reranker_scores_passages_together_as_one_at_a_time() -> None:
-    from finkg.retrieval.rerank import LLMReranker
+    from finkg.retrieval.rank.rerank import LLMReranker
 
     def scores(messages, options):  # type: ignore[no-untyped-def]
         n = len(messages[-1]["content"])

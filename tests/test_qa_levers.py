@@ -16,10 +16,10 @@ from finkg.kg.lifecycle import Settings as ChunkSettings
 from finkg.kg.setup import init_store
 from finkg.kg.store import open_store
 from finkg.reader.llm import ScriptedLLM
-from finkg.retrieval.embed import HashEmbedder
-from finkg.retrieval.indexes import open_indexes
+from finkg.retrieval.index.embed import HashEmbedder
+from finkg.retrieval.index.indexes import open_indexes
 from finkg.retrieval.passages import PassageRetriever
-from finkg.retrieval.query_plan import plan
+from finkg.retrieval.plan.query_plan import plan
 from finkg.tasks.qa.ask import QA, QAConfig
 
 LATE = dt.datetime(2100, 1, 1, tzinfo=dt.UTC)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from finkg.retrieval.query_plan import plan
+from finkg.retrieval.plan.query_plan import plan
 
 
 @pytest.mark.parametrize(

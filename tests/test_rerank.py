@@ -16,7 +16,7 @@ from finkg.kg.ingest import common
 from finkg.kg.store import BaseStore
 from finkg.ontology.terms import FKG, PROV, RDF
 from finkg.reader.llm import ScriptedLLM
-from finkg.retrieval.rerank import LLMReranker, bundle, rerank
+from finkg.retrieval.rank.rerank import LLMReranker, bundle, rerank
 
 DOC = NamedNode("https://e.org/doc/1")
 SOURCE = "Revenue rose 12%. Margins widened. Guidance raised. Weather was mild. Net cash grew."

@@ -12,9 +12,9 @@ import pytest
 
 from finkg.errors import InputError
 from finkg.reader.llm import ScriptedLLM
-from finkg.retrieval import cross_encoder as ce
-from finkg.retrieval.embed import HashEmbedder
-from finkg.retrieval.trained import weights_digest, write_manifest
+from finkg.retrieval.index.embed import HashEmbedder
+from finkg.retrieval.rank import cross_encoder as ce
+from finkg.retrieval.rank.trained import weights_digest, write_manifest
 from finkg.tasks.qa import rerank_company, rerank_data
 from finkg.tasks.qa.rerank_train import RerankConfig, ranking_metrics
 
@@ -62,7 +62,7 @@ def trained(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.mark.model
 def test_training_puts_each_positive_above_its_hard_negatives(trained: Path) -> None:
-    from finkg.retrieval.embed import packaged_model_dir
+    from finkg.retrieval.index.embed import packaged_model_dir
 
     before = ce._net(packaged_model_dir(), threads=2)
     after = ce.CrossEncoder(trained, threads=2)

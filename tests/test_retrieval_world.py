@@ -21,9 +21,9 @@ from finkg.kg.enrich import EVENT_CONCEPTS, event_type
 from finkg.kg.iri import mint
 from finkg.kg.store import BaseStore
 from finkg.ontology.terms import FKG
-from finkg.retrieval.embed import HashEmbedder
-from finkg.retrieval.live import LiveTexts, LiveVectors, node_texts
-from finkg.retrieval.memory import (
+from finkg.retrieval.index.embed import HashEmbedder
+from finkg.retrieval.index.live import LiveTexts, LiveVectors, node_texts
+from finkg.retrieval.memory.source import (
     CellCounts,
     Feedback,
     MemoryParams,

@@ -14,7 +14,7 @@ from finkg.kg.ingest import IngestOptions, ingest, loader
 from finkg.kg.iri import mint
 from finkg.kg.store import BaseStore, open_store
 from finkg.ontology.terms import FKG, PROV
-from finkg.retrieval.live import node_texts
+from finkg.retrieval.index.live import node_texts
 from tests.test_pools import COMPANIES, DECISION, NY, _items, _pool, _store
 
 EDITED = "https://x/a3"  # an Alpha item the pool draws from

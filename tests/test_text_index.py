@@ -16,11 +16,11 @@ from finkg.errors import InputError
 from finkg.kg.ingest import IngestOptions, ingest, loader
 from finkg.kg.store import BaseStore, open_store
 from finkg.ontology.terms import FKG, RDF
-from finkg.retrieval import text as text_module
-from finkg.retrieval.bm25 import bm25_scores, tokenize
-from finkg.retrieval.indexes import index_dir, parse_classes
-from finkg.retrieval.persist import NotIndexedError
-from finkg.retrieval.text import TextIndex
+from finkg.retrieval.index import text as text_module
+from finkg.retrieval.index.bm25 import bm25_scores, tokenize
+from finkg.retrieval.index.indexes import index_dir, parse_classes
+from finkg.retrieval.index.persist import NotIndexedError
+from finkg.retrieval.index.text import TextIndex
 
 NEWS = {
     "guidance": ("Acme raises guidance", "Acme lifted its full-year revenue guidance."),

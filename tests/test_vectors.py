@@ -19,11 +19,11 @@ from finkg.errors import InputError
 from finkg.kg.ingest import IngestOptions, ingest, loader
 from finkg.kg.store import BaseStore, open_store
 from finkg.ontology.terms import FKG, RDF
-from finkg.retrieval import vectors as vectors_module
-from finkg.retrieval.embed import HashEmbedder
-from finkg.retrieval.indexes import index_dir, refresh_indexes
-from finkg.retrieval.persist import NotIndexedError
-from finkg.retrieval.vectors import VectorIndex
+from finkg.retrieval.index import vectors as vectors_module
+from finkg.retrieval.index.embed import HashEmbedder
+from finkg.retrieval.index.indexes import index_dir, refresh_indexes
+from finkg.retrieval.index.persist import NotIndexedError
+from finkg.retrieval.index.vectors import VectorIndex
 
 NEWS = {
     "guidance": "Acme raises guidance",
@@ -265,7 +265,7 @@ def test_refresh_indexes_fills_both_indexes(store: BaseStore, tmp_path: Path) ->
 
 @pytest.mark.model
 def test_the_index_command_embeds_with_the_packaged_minilm(tmp_path: Path) -> None:
-    from finkg.retrieval.embed import MiniLM
+    from finkg.retrieval.index.embed import MiniLM
 
     location = tmp_path / "store"
     with open_store(location) as s:
@@ -288,7 +288,7 @@ def test_the_device_is_cuda_only_when_torch_sees_one() -> None:
     CPU, and cuda without one is an error rather than a quiet fallback."""
     import torch
 
-    from finkg.retrieval.embed import EmbedderError, torch_device
+    from finkg.retrieval.index.embed import EmbedderError, torch_device
 
     assert torch_device("cpu") == "cpu"
     if torch.cuda.is_available():

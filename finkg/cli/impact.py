@@ -134,7 +134,7 @@ def run_command(
     """
     import dataclasses
 
-    from finkg.retrieval.memory import MemoryParams
+    from finkg.retrieval.memory.source import MemoryParams
     from finkg.tasks.impact.job import run_job
 
     test = _span(start, end, "--from/--to")
@@ -239,8 +239,8 @@ def backtest_command(
 ) -> None:
     """Metrics of paper 000 §4 and the §4.4 portfolio for stored predictions."""
     from finkg.evaluation.report import event_table, impact_report, portfolio_table
-    from finkg.retrieval.embed import open_embedder
-    from finkg.retrieval.live import LiveVectors
+    from finkg.retrieval.index.embed import open_embedder
+    from finkg.retrieval.index.live import LiveVectors
     from finkg.tasks.impact.job import backtest_job
 
     test = _span(start, end, "--from/--to")

@@ -169,7 +169,7 @@ def bank() -> None:
 @click.pass_context
 def add(ctx: click.Context, path: Path, store: str | None) -> None:
     """Store the verified entries of a JSON Lines file (see `finkg bank --help`)."""
-    from finkg.retrieval.bank import BankEntry, add_entries
+    from finkg.retrieval.memory.bank import BankEntry, add_entries
     from finkg.tasks.qa.setup import resolve_company
 
     with _open(ctx, store) as s:
@@ -228,7 +228,7 @@ def list_entries(
     ctx: click.Context, company: str | None, as_of: str | None, tz: str, store: str | None
 ) -> None:
     """Print the bank's entries, latest answer per question and period last."""
-    from finkg.retrieval.bank import entries
+    from finkg.retrieval.memory.bank import entries
     from finkg.tasks.qa.setup import resolve_company
 
     before = parse_instant(as_of, tz, field="--as-of") if as_of else None

@@ -169,7 +169,7 @@ def index_command(
     beside an on-disk store (STORE.indexes/), or under $FINKG_HOME/cache/indexes/ for a
     remote endpoint.
     """
-    from finkg.retrieval.indexes import parse_classes, refresh_indexes
+    from finkg.retrieval.index.indexes import parse_classes, refresh_indexes
 
     settings = _settings(ctx)
     chosen = parse_classes(classes)

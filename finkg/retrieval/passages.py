@@ -47,11 +47,11 @@ from finkg.errors import InputError
 from finkg.kg.chunking import section_heading_at, section_headings
 from finkg.kg.statements import Section, section_at, statement_sections, table_sections
 from finkg.kg.store import BaseStore
-from finkg.retrieval.bm25 import K1, B, PoolBM25, tokenize
-from finkg.retrieval.embed import Embedder
-from finkg.retrieval.fuse import RRF_K
+from finkg.retrieval.index.bm25 import K1, B, PoolBM25, tokenize
+from finkg.retrieval.index.embed import Embedder
+from finkg.retrieval.plan.query_plan import QueryPlan, plan
 from finkg.retrieval.pools import TextSource, VectorSource
-from finkg.retrieval.query_plan import QueryPlan, plan
+from finkg.retrieval.rank.fuse import RRF_K
 
 PATHS = ("sparse", "dense", "metadata", "statement", "parts")
 PLANNED = ("statement", "parts")  # the paths that read a query plan

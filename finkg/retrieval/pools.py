@@ -44,8 +44,8 @@ from finkg.kg.store import BaseStore
 from finkg.ontology.families import source_families, top_family, with_narrower
 from finkg.ontology.terms import FKG
 from finkg.queries.results import python_value
-from finkg.retrieval.bm25 import bm25_scores, tokenize
-from finkg.retrieval.fuse import FUSIONS, Fusion, fuse
+from finkg.retrieval.index.bm25 import bm25_scores, tokenize
+from finkg.retrieval.rank.fuse import FUSIONS, Fusion, fuse
 
 
 class TextSource(Protocol):

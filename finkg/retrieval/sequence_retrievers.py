@@ -34,8 +34,8 @@ from typing import Protocol
 import numpy as np
 
 from finkg.errors import InputError
-from finkg.retrieval.bm25 import bm25_scores, tokenize
-from finkg.retrieval.embed import Embedder
+from finkg.retrieval.index.bm25 import bm25_scores, tokenize
+from finkg.retrieval.index.embed import Embedder
 from finkg.retrieval.sequences import Progress, Query, WindowPool, znorm
 
 RETRIEVERS = ("none", "random", "dtw", "bm25", "minilm", "finseer")

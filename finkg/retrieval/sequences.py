@@ -54,8 +54,8 @@ from finkg.kg.calendar import get_calendar
 from finkg.kg.derive.windows import LENGTH, value_text
 from finkg.kg.iri import mint
 from finkg.kg.store import BaseStore
-from finkg.retrieval.bm25 import tokenize
-from finkg.retrieval.live import node_texts
+from finkg.retrieval.index.bm25 import tokenize
+from finkg.retrieval.index.live import node_texts
 
 Progress = Callable[[str, int, int], None]
 _TEXT_CHUNK = 2000

@@ -38,9 +38,9 @@ from finkg.evaluation.metrics import VariantResult
 from finkg.evaluation.report import impact_report
 from finkg.kg.store import BaseStore
 from finkg.reader.rules import MODEL_ID, rule_analyst
-from finkg.retrieval.embed import open_embedder
-from finkg.retrieval.live import LiveVectors
-from finkg.retrieval.memory import MemoryParams
+from finkg.retrieval.index.embed import open_embedder
+from finkg.retrieval.index.live import LiveVectors
+from finkg.retrieval.memory.source import MemoryParams
 from finkg.tasks.impact.job import Span, backtest_job, run_job
 from finkg.tasks.impact.predict import ImpactConfig
 

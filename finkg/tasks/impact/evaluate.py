@@ -22,7 +22,7 @@ from finkg.kg.calendar import MarketCalendar
 from finkg.kg.iri import readable_keys
 from finkg.kg.store import BaseStore
 from finkg.queries.results import python_value
-from finkg.retrieval.memory import HORIZONS, SourceMemory
+from finkg.retrieval.memory.source import HORIZONS, SourceMemory
 from finkg.retrieval.pools import VectorSource
 
 

@@ -27,7 +27,7 @@ from finkg.kg.ingest import common
 from finkg.kg.iri import mint, readable_keys
 from finkg.kg.store import BaseStore
 from finkg.ontology.terms import FKG, RDF
-from finkg.retrieval.memory import Feedback, SourceMemory, update_quads, updates_for
+from finkg.retrieval.memory.source import Feedback, SourceMemory, update_quads, updates_for
 from finkg.shapes.validate import validate_quads
 
 

@@ -22,7 +22,7 @@ from finkg.evaluation.labels import PriceTable, ResidualLabel
 from finkg.kg.calendar import MarketCalendar
 from finkg.kg.iri import readable_keys
 from finkg.kg.store import BaseStore
-from finkg.retrieval.memory import SourceMemory
+from finkg.retrieval.memory.source import SourceMemory
 from finkg.tasks.heads import Matured
 from finkg.tasks.impact.head_feed import LabelBook, matured_item
 from finkg.tasks.impact.labels import prices_for

@@ -19,7 +19,7 @@ from finkg.kg.derive.cards import market_card
 from finkg.kg.store import BaseStore
 from finkg.reader.read import ReadResult
 from finkg.reader.schemas import ImpactCompact, ImpactPrediction
-from finkg.retrieval.memory import (
+from finkg.retrieval.memory.source import (
     MemoryParams,
     MemoryTimeline,
     Ranked,

@@ -27,8 +27,8 @@ from finkg.kg.calendar import MarketCalendar
 from finkg.kg.store import BaseStore
 from finkg.reader.llm import LLM
 from finkg.reader.read import OutputCache
-from finkg.retrieval.memory import VARIANTS, SourceMemory, class_weights, label_mix
-from finkg.retrieval.memory import source_memory as memory_named
+from finkg.retrieval.memory.source import VARIANTS, SourceMemory, class_weights, label_mix
+from finkg.retrieval.memory.source import source_memory as memory_named
 from finkg.retrieval.pools import TextSource, VectorSource
 from finkg.tasks.heads import Matured
 from finkg.tasks.impact.anchors import Anchor, anchors
@@ -186,7 +186,7 @@ def run_job(
 ) -> tuple[Validation, dict[str, RunSummary]]:
     """`finkg impact run`: indexes refreshed, weights from validation, variants run."""
     from finkg.reader.backends import open_reader
-    from finkg.retrieval.indexes import open_indexes
+    from finkg.retrieval.index.indexes import open_indexes
 
     calendar, validated = _validated(store, variants, validation_span, config.proxy)
     texts, vectors, _ = open_indexes(

@@ -10,7 +10,7 @@ from finkg.errors import InputError
 from finkg.evaluation.labels import NoLabel, PriceTable, residual_label, span_needed
 from finkg.kg.calendar import MarketCalendar
 from finkg.kg.store import BaseStore
-from finkg.retrieval.memory import HORIZONS
+from finkg.retrieval.memory.source import HORIZONS
 from finkg.tasks.impact.anchors import Anchor
 
 

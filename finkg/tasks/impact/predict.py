@@ -23,7 +23,7 @@ from collections.abc import Mapping
 from finkg.kg.store import BaseStore
 from finkg.reader.llm import LLM
 from finkg.reader.read import OutputCache
-from finkg.retrieval.memory import MemoryTimeline, SourceMemory
+from finkg.retrieval.memory.source import MemoryTimeline, SourceMemory
 from finkg.retrieval.pools import TextSource, VectorSource
 from finkg.tasks.head_records import Head
 from finkg.tasks.impact.anchors import Anchor

@@ -27,7 +27,7 @@ from finkg.reader.llm import LLM
 from finkg.reader.read import OutputCache
 from finkg.reader.transport import RequestFailed
 from finkg.reader.usage import Usage
-from finkg.retrieval.memory import MemoryTimeline, SourceMemory
+from finkg.retrieval.memory.source import MemoryTimeline, SourceMemory
 from finkg.retrieval.pools import TextSource, VectorSource
 from finkg.tasks.head_records import Head, write_head
 from finkg.tasks.heads import Matured

@@ -8,8 +8,8 @@ from pyoxigraph import NamedNode
 from finkg.kg.store import BaseStore
 from finkg.ontology.families import family_label, top_family
 from finkg.ontology.terms import FKG
-from finkg.retrieval.live import node_texts
-from finkg.retrieval.memory import Ranked
+from finkg.retrieval.index.live import node_texts
+from finkg.retrieval.memory.source import Ranked
 from finkg.tasks.impact.anchors import Anchor
 
 # short ids by paper 000's family (`top_family`): a press release, analysis or news report

@@ -29,7 +29,7 @@ from finkg.reader.read import OutputCache, ReadResult, prompt, read
 from finkg.reader.schemas import ImpactCompact
 from finkg.reader.transport import RequestFailed
 from finkg.reader.usage import Usage, metered
-from finkg.retrieval.memory import MemoryTimeline, SourceMemory, memory_node_quads
+from finkg.retrieval.memory.source import MemoryTimeline, SourceMemory, memory_node_quads
 from finkg.retrieval.pools import TextSource, VectorSource
 from finkg.tasks.head_records import Head
 from finkg.tasks.impact.anchors import Anchor

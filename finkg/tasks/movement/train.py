@@ -36,8 +36,9 @@ from finkg.kg.derive.windows import movements
 from finkg.kg.iri import mint
 from finkg.kg.store import BaseStore
 from finkg.reader.llm import LLM
-from finkg.retrieval import finseer
-from finkg.retrieval.embed import open_embedder
+from finkg.retrieval.index.embed import open_embedder
+from finkg.retrieval.rank import finseer
+from finkg.retrieval.rank.trained import write_manifest
 from finkg.retrieval.sequence_retrievers import (
     EmbeddingCache,
     RandomRetrieval,
@@ -46,7 +47,6 @@ from finkg.retrieval.sequence_retrievers import (
     top_k,
 )
 from finkg.retrieval.sequences import Progress, Query, WindowPool, build_query
-from finkg.retrieval.trained import write_manifest
 from finkg.tasks.movement.forecast import (
     LABELS,
     candidate_block,

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from finkg.errors import InputError
 from finkg.reader.llm import LLM
 from finkg.reader.schemas import Answer
-from finkg.retrieval.glossary import GLOSSARY
+from finkg.retrieval.plan.glossary import GLOSSARY
 from finkg.tasks.qa.calculator import OPERATIONS, Calculation, Operand, calculate
 from finkg.tasks.qa.cells import Cell, table_cells
 

@@ -54,11 +54,11 @@ from finkg.reader.read import ReadResult, prompt, read
 from finkg.reader.schemas import Answer, Insight, ToolCall
 from finkg.reader.transport import RequestFailed
 from finkg.reader.usage import Usage, metered
-from finkg.retrieval import bank
-from finkg.retrieval.decompose import SubQuestion, clean, decompose
-from finkg.retrieval.live import node_texts
+from finkg.retrieval.index.live import node_texts
+from finkg.retrieval.memory import bank
 from finkg.retrieval.passages import PassageRetriever
-from finkg.retrieval.rerank import Reranker, bundle, rerank
+from finkg.retrieval.plan.decompose import SubQuestion, clean, decompose
+from finkg.retrieval.rank.rerank import Reranker, bundle, rerank
 from finkg.tasks.qa import arithmetic, facts_route, tools
 from finkg.tasks.qa.blocks import Block, block_text, drop_weakest, numbered
 from finkg.tasks.qa.output import write_answer, write_failed_answer

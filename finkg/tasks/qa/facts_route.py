@@ -30,7 +30,7 @@ from pyoxigraph import NamedNode
 from finkg.kg.store import BaseStore
 from finkg.reader.grounding import values
 from finkg.reader.schemas import Answer
-from finkg.retrieval.live import node_texts
+from finkg.retrieval.index.live import node_texts
 from finkg.tasks.qa.blocks import Block
 from finkg.tasks.qa.fact_book import FactBook
 from finkg.tasks.qa.fact_calc import FactCalculation, Missing, compute

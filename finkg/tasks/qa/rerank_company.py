@@ -30,9 +30,9 @@ from finkg.kg.ingest import doctext
 from finkg.reader.llm import LLM
 from finkg.reader.read import prompt, read
 from finkg.reader.schemas import ChunkQuestion
-from finkg.retrieval.cross_encoder import Group
-from finkg.retrieval.embed import Embedder
-from finkg.retrieval.rerank import LLMReranker
+from finkg.retrieval.index.embed import Embedder
+from finkg.retrieval.rank.cross_encoder import Group
+from finkg.retrieval.rank.rerank import LLMReranker
 from finkg.retrieval.sequences import Progress
 from finkg.tasks.qa.rerank_data import Miner
 

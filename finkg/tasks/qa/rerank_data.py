@@ -49,11 +49,11 @@ from pathlib import Path
 import numpy as np
 
 from finkg.errors import InputError
-from finkg.retrieval.bm25 import bm25_scores, tokenize
-from finkg.retrieval.cross_encoder import Group
-from finkg.retrieval.embed import Embedder
-from finkg.retrieval.fuse import fuse
-from finkg.retrieval.questions import periods_in
+from finkg.retrieval.index.bm25 import bm25_scores, tokenize
+from finkg.retrieval.index.embed import Embedder
+from finkg.retrieval.plan.questions import periods_in
+from finkg.retrieval.rank.cross_encoder import Group
+from finkg.retrieval.rank.fuse import fuse
 
 TATQA = Path("tatqa") / "tatqa_dataset_dev.json"
 _SUFFIX = r"(?:Inc|Corp|Corporation|Ltd|Limited|plc|PLC|LLC|L\.P|N\.V|S\.A|AG|SE|Pty Ltd)\b\.?"

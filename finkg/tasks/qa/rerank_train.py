@@ -41,11 +41,11 @@ import numpy as np
 from finkg.config import Settings
 from finkg.errors import InputError
 from finkg.reader.llm import LLM
-from finkg.retrieval import cross_encoder as ce
-from finkg.retrieval.bm25 import bm25_scores, tokenize
-from finkg.retrieval.embed import Embedder, open_embedder
+from finkg.retrieval.index.bm25 import bm25_scores, tokenize
+from finkg.retrieval.index.embed import Embedder, open_embedder
+from finkg.retrieval.rank import cross_encoder as ce
+from finkg.retrieval.rank.trained import file_digest, weights_digest, write_manifest
 from finkg.retrieval.sequences import Progress
-from finkg.retrieval.trained import file_digest, weights_digest, write_manifest
 from finkg.tasks.qa import rerank_company, rerank_data
 
 Scorer = Callable[[str, Sequence[str]], np.ndarray]

@@ -18,11 +18,11 @@ from finkg.kg.iri import mint
 from finkg.kg.store import BaseStore
 from finkg.queries import QueryRunner
 from finkg.reader.llm import LLM
-from finkg.retrieval.bank import Matcher
+from finkg.retrieval.index.persist import Progress
+from finkg.retrieval.memory.bank import Matcher
 from finkg.retrieval.passages import PassageRetriever
-from finkg.retrieval.persist import Progress
-from finkg.retrieval.rerank import LLMReranker, Reranker
-from finkg.retrieval.trained import MANIFEST
+from finkg.retrieval.rank.rerank import LLMReranker, Reranker
+from finkg.retrieval.rank.trained import MANIFEST
 from finkg.tasks.qa.ask import QA, QAConfig
 from finkg.tasks.qa.types import Asked
 
@@ -124,8 +124,8 @@ def open_qa(
 ) -> QA:
     """A `QA` over `store`; indexes live in `directory` (default: beside the store)."""
     from finkg.reader.backends import open_reader
-    from finkg.retrieval.embed import open_embedder
-    from finkg.retrieval.indexes import open_indexes
+    from finkg.retrieval.index.embed import open_embedder
+    from finkg.retrieval.index.indexes import open_indexes
 
     embedder = open_embedder(settings.embedder, threads=settings.threads, device=settings.device)
     text, vectors, _ = open_indexes(

@@ -14,8 +14,8 @@ from finkg.errors import InputError
 from finkg.reader.read import ReadResult
 from finkg.reader.schemas import Answer
 from finkg.reader.usage import Usage
-from finkg.retrieval.decompose import SubQuestion
 from finkg.retrieval.passages import PATHS, Hit
+from finkg.retrieval.plan.decompose import SubQuestion
 from finkg.tasks.qa.blocks import Block
 from finkg.tasks.qa.calculator import Calculation
 

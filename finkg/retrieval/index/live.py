@@ -15,8 +15,8 @@ from pyoxigraph import NamedNode
 from finkg import queries
 from finkg.errors import InputError
 from finkg.kg.store import BaseStore
-from finkg.retrieval.bm25 import tokenize
-from finkg.retrieval.embed import Embedder
+from finkg.retrieval.index.bm25 import tokenize
+from finkg.retrieval.index.embed import Embedder
 
 
 def node_texts(store: BaseStore, iris: Sequence[NamedNode]) -> dict[NamedNode, str]:

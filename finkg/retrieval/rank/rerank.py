@@ -34,7 +34,7 @@ from finkg.errors import InputError
 from finkg.kg.store import BaseStore
 from finkg.reader.llm import LLM, Message
 from finkg.reader.read import OutputCache, prompt, score_many
-from finkg.retrieval.live import node_texts
+from finkg.retrieval.index.live import node_texts
 from finkg.retrieval.pools import VectorSource
 
 OPTIONS = ("yes", "no")

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 
 from finkg.errors import InputError
 from finkg.kg.chunking import normalize
-from finkg.retrieval.questions import periods_in
+from finkg.retrieval.plan.questions import periods_in
 
 _SENTENCE = re.compile(r"[^?.!]*(?:[?.!]+|$)")
 # what joins listed periods: "FY2019 and FY2020", "FY2017, FY2018, FY2019", "FY2017 - FY2019"

@@ -31,9 +31,9 @@ from finkg.kg.iri import mint
 from finkg.kg.store import BaseStore
 from finkg.ontology.terms import FKG, PROV, RDF, RDFS
 from finkg.queries.binding import to_term
-from finkg.retrieval.bm25 import bm25_scores, tokenize
-from finkg.retrieval.embed import Embedder
-from finkg.retrieval.questions import check_label, names_company, normalize, parse_period
+from finkg.retrieval.index.bm25 import bm25_scores, tokenize
+from finkg.retrieval.index.embed import Embedder
+from finkg.retrieval.plan.questions import check_label, names_company, normalize, parse_period
 from finkg.shapes.validate import Report, validate_quads
 
 

@@ -10,7 +10,7 @@ over L2-normalised embeddings of a bi-encoder initialised from the packaged Mini
 AdamW, one example per step, in a seeded order. The result is saved as a
 sentence-transformers folder under `model/` beside a `manifest.json` written by the caller
 (`finkg.tasks.movement.train`); `FinSeer(folder)` refuses a folder without one (the folder
-rules are `finkg.retrieval.trained`'s, shared with the QA reranker).
+rules are `finkg.retrieval.rank.trained`'s, shared with the QA reranker).
 """
 
 from __future__ import annotations
@@ -22,10 +22,16 @@ from pathlib import Path
 import numpy as np
 
 from finkg.errors import InputError
-from finkg.retrieval.embed import Embedder, _load, _normalise, packaged_model_dir, torch_device
-from finkg.retrieval.trained import MANIFEST as MANIFEST  # re-exported for callers
-from finkg.retrieval.trained import offline, read_manifest
-from finkg.retrieval.trained import weights_digest as weights_digest
+from finkg.retrieval.index.embed import (
+    Embedder,
+    _load,
+    _normalise,
+    packaged_model_dir,
+    torch_device,
+)
+from finkg.retrieval.rank.trained import MANIFEST as MANIFEST  # re-exported for callers
+from finkg.retrieval.rank.trained import offline, read_manifest
+from finkg.retrieval.rank.trained import weights_digest as weights_digest
 
 TRAIN = "finkg train-retriever"
 KIND = "finkg-finseer"

@@ -30,10 +30,10 @@ from finkg.config import Settings
 from finkg.errors import InputError
 from finkg.kg.store import BaseStore
 from finkg.ontology.terms import FKG, FKG_NS, terms_of
-from finkg.retrieval.embed import Embedder
-from finkg.retrieval.persist import DEFAULT_CLASSES, Progress, RefreshReport
-from finkg.retrieval.text import TextIndex
-from finkg.retrieval.vectors import VectorIndex
+from finkg.retrieval.index.embed import Embedder
+from finkg.retrieval.index.persist import DEFAULT_CLASSES, Progress, RefreshReport
+from finkg.retrieval.index.text import TextIndex
+from finkg.retrieval.index.vectors import VectorIndex
 
 
 @dataclass(frozen=True)
@@ -132,7 +132,7 @@ def open_indexes(
     if not vectors:
         return text, None, IndexReports(directory, text_report, len(text), None, None, None)
     if embedder is None:
-        from finkg.retrieval.embed import open_embedder
+        from finkg.retrieval.index.embed import open_embedder
 
         if progress:
             progress("vectors: loading the embedding model", 0, 1)

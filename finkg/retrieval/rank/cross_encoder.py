@@ -15,7 +15,7 @@ the QA job are longer, so a passage is cut into overlapping windows (the tokeniz
 overflow with `stride` tokens shared) and scores as its best window (MaxP). Windows are
 padded to `max_length`, so a passage's score does not depend on the passages scored with it.
 
-`CrossEncoder(folder)` loads a trained folder (`finkg.retrieval.trained`: weights under
+`CrossEncoder(folder)` loads a trained folder (`finkg.retrieval.rank.trained`: weights under
 `model/`, the manifest beside) after checking the manifest and the weights' digest; its
 `scores(query, texts)` are raw scores (higher is more relevant; not probabilities), which
 is all `rerank` needs.
@@ -33,8 +33,8 @@ from typing import Any
 import numpy as np
 
 from finkg.errors import InputError
-from finkg.retrieval.embed import packaged_model_dir, torch_device
-from finkg.retrieval.trained import WEIGHTS, offline, read_manifest, weights_digest
+from finkg.retrieval.index.embed import packaged_model_dir, torch_device
+from finkg.retrieval.rank.trained import WEIGHTS, offline, read_manifest, weights_digest
 
 KIND = "finkg-cross-encoder"
 FORMAT = 1

@@ -35,8 +35,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from finkg.retrieval.glossary import GLOSSARY, Term
-from finkg.retrieval.questions import periods_in
+from finkg.retrieval.plan.glossary import GLOSSARY, Term
+from finkg.retrieval.plan.questions import periods_in
 
 # how the statements are named in questions
 _NAMED: tuple[tuple[str, re.Pattern[str]], ...] = (

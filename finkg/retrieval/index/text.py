@@ -46,9 +46,9 @@ from pyoxigraph import NamedNode
 
 from finkg.errors import InputError
 from finkg.kg.store import BaseStore
-from finkg.retrieval import persist
-from finkg.retrieval.bm25 import K1, TOKENIZER_ID, B, tokenize
-from finkg.retrieval.persist import DEFAULT_CLASSES, Progress, RefreshReport
+from finkg.retrieval.index import persist
+from finkg.retrieval.index.bm25 import K1, TOKENIZER_ID, B, tokenize
+from finkg.retrieval.index.persist import DEFAULT_CLASSES, Progress, RefreshReport
 
 KIND = "finkg-text-index"
 FORMAT = 1

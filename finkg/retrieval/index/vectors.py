@@ -19,7 +19,7 @@ above it; restricted to `among`, it is always exact over those rows. Scores are 
 >>> from pyoxigraph import Literal, NamedNode, Quad
 >>> from finkg.kg.store import open_store
 >>> from finkg.ontology.terms import FKG, RDF
->>> from finkg.retrieval.embed import HashEmbedder
+>>> from finkg.retrieval.index.embed import HashEmbedder
 >>> store, a = open_store(None), NamedNode("https://e.org/news/a")
 >>> _ = store.write(add=[Quad(a, RDF.type, FKG.NewsArticle, store.graphs.news),
 ...                      Quad(a, FKG.text, Literal("Acme raises guidance"), store.graphs.news)],
@@ -47,9 +47,9 @@ from pyoxigraph import NamedNode
 
 from finkg.errors import InputError
 from finkg.kg.store import BaseStore
-from finkg.retrieval import persist
-from finkg.retrieval.embed import Embedder
-from finkg.retrieval.persist import DEFAULT_CLASSES, Progress, RefreshReport
+from finkg.retrieval.index import persist
+from finkg.retrieval.index.embed import Embedder
+from finkg.retrieval.index.persist import DEFAULT_CLASSES, Progress, RefreshReport
 
 KIND = "finkg-vector-index"
 FORMAT = 1
