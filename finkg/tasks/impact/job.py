@@ -13,7 +13,7 @@
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -29,8 +29,7 @@ from finkg.reader.llm import LLM
 from finkg.reader.read import OutputCache
 from finkg.retrieval.memory.source import VARIANTS, SourceMemory, class_weights, label_mix
 from finkg.retrieval.memory.source import source_memory as memory_named
-from finkg.retrieval.pools import TextSource, VectorSource
-from finkg.tasks.heads import Matured
+from finkg.retrieval.pools import VectorSource
 from finkg.tasks.impact.anchors import Anchor, anchors
 from finkg.tasks.impact.evaluate import evaluate, held_sessions
 from finkg.tasks.impact.feedback import FeedbackReport, feedback
@@ -98,53 +97,6 @@ def validation(
     )
 
 
-def run_variants(
-    store: BaseStore,
-    *,
-    start: dt.datetime,
-    end: dt.datetime,
-    variants: Sequence[str],
-    validated: Validation,
-    llm: LLM,
-    texts: TextSource,
-    vectors: VectorSource,
-    calendar: MarketCalendar,
-    config: ImpactConfig,
-    cache: OutputCache | None = None,
-    progress: Callable[[str, int, int], None] | None = None,
-    history: Mapping[int, Sequence[Matured]] | None = None,
-    since: dt.date | None = None,
-    citations: Sequence[tuple[dt.datetime, Mapping[str, float]]] = (),
-) -> dict[str, RunSummary]:
-    """Every variant over the anchors of [start, end), in one time-ordered pass
-    (`prequential.Prequential.run`); a scored reply's heads start from `history` and learn
-    from decisions stored from `since` on; its citation head is fitted on `citations`."""
-    found = anchors(store, start=start, end=end, calendar=calendar)
-    prices = load_prices(store, found, proxy=config.proxy, calendar=calendar)
-    stage = f"anchors x {len(variants)} variants"
-    run = Prequential(
-        store,
-        llm,
-        texts,
-        vectors,
-        calendar,
-        validated.weights,
-        validated.mix,
-        config=config,
-        cache=cache,
-        prices=prices,
-        history=history,
-        since=since,
-        citations=citations,
-    )
-    return run.run(
-        found,
-        {v: memory_of(store, v) for v in variants},
-        keep_results=False,
-        progress=None if progress is None else lambda i, n: progress(stage, i, n),
-    )
-
-
 @dataclass(frozen=True)
 class Span:
     start: dt.datetime
@@ -203,22 +155,31 @@ def run_job(
         proxy=config.proxy,
         calendar=calendar,
     )
-    runs = run_variants(
+    found = anchors(store, start=test.start, end=test.end, calendar=calendar)
+    run = Prequential(
         store,
-        start=test.start,
-        end=test.end,
-        variants=variants,
-        validated=validated,
-        llm=llm,
-        texts=texts,
-        vectors=vectors,  # type: ignore[arg-type]
-        calendar=calendar,
+        llm,
+        texts,
+        vectors,  # type: ignore[arg-type]  # a VectorIndex is a VectorSource
+        calendar,
+        validated.weights,
+        validated.mix,
         config=config,
         cache=cache,
-        progress=progress,
+        prices=load_prices(store, found, proxy=config.proxy, calendar=calendar),
         history=start.history,
         since=validation_span.end.date(),
         citations=start.citations,
+    )
+    # every variant over the anchors of the test span, in one time-ordered pass; a scored
+    # reply's heads start from the validation history and learn from decisions stored
+    # since the validation span's end; its citation head is fitted on the earlier reads
+    stage = f"anchors x {len(variants)} variants"
+    runs = run.run(
+        found,
+        {v: memory_of(store, v) for v in variants},
+        keep_results=False,
+        progress=None if progress is None else lambda i, n: progress(stage, i, n),
     )
     return validated, runs
 
