@@ -139,7 +139,7 @@ class Worker:
                     "next call"
                 ) from None
         if kind == "ok":
-            return payload  # type: ignore[no-any-return]  # what fn returned, unpickled
+            return payload
         if kind == "error":
             raise _Relayed(payload)
         raise WorkerError(f"finkg failed reading the store ({payload}); the server log has more")

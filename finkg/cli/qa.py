@@ -382,7 +382,7 @@ def train_reranker_command(
     for m in manifests:
         out.print(f"stage {m['stage']} saved to {dirs[int(m['stage'])]} ({m['seconds']} s)")
         out.print(f"  model_id: {m['model_id']}")
-        for name, f in m["held_out"].items():  # type: ignore[union-attr]
+        for name, f in m["held_out"].items():
             out.print(
                 f"  {name}: MRR {f['mrr']}, accuracy@1 {f['accuracy@1']} ({f['groups']} groups)"
             )

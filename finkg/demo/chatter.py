@@ -72,9 +72,7 @@ def filing_chatter(
         earliest = day.astype("datetime64[s]") + np.timedelta64(EARLIEST_MINUTE, "m")
         wall = max(earliest, accepted - np.timedelta64(10 + int(lead * 111), "m"))
         sign = GUIDANCE_SIGN[f.guidance] * (-1 if contrary < contrary_share else 1)  # type: ignore[attr-defined]
-        out.append(
-            _item(c, as_wall_strings(np.array([wall]))[0], sessions, wall, sign, f, site)  # type: ignore[arg-type]
-        )
+        out.append(_item(c, as_wall_strings(np.array([wall]))[0], sessions, wall, sign, f, site))
     return out
 
 

@@ -149,7 +149,7 @@ def current_state(store: BaseStore, doc: NamedNode) -> tuple[str | None, str | N
     rows = queries.run(store, "document_state", {"document": doc})
     if not rows:
         return None, None
-    row = next(iter(rows))  # type: ignore[call-overload]
+    row = next(iter(rows))
     state = NAME[row["state"].value]
     if state != "Error":
         return state, state
@@ -261,7 +261,7 @@ def _analyzed(
     companies: Mapping[str, str],
 ) -> list[Quad]:
     rows = queries.run(store, "document_text", {"document": doc})
-    row = next(iter(rows))  # type: ignore[call-overload]
+    row = next(iter(rows))
     text = row["text"].value
     base = store.graphs.base
     q = common.Quads(store.graphs.documents)

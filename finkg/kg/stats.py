@@ -45,17 +45,17 @@ def store_stats(store: BaseStore) -> StoreStats:
     class_rows = _own_rows(store, "class_counts")
     graphs = [
         GraphCount(
-            graph=row["graph"].value,  # type: ignore[union-attr]
-            name=store.graphs.name_of(row["graph"]),  # type: ignore[arg-type]
+            graph=row["graph"].value,
+            name=store.graphs.name_of(row["graph"]),
             triples=python_value(row["triples"]),  # type: ignore[arg-type]
         )
         for row in graph_rows
     ]
     classes = [
         ClassCount(
-            graph=row["graph"].value,  # type: ignore[union-attr]
-            name=store.graphs.name_of(row["graph"]),  # type: ignore[arg-type]
-            class_iri=row["class"].value,  # type: ignore[union-attr]
+            graph=row["graph"].value,
+            name=store.graphs.name_of(row["graph"]),
+            class_iri=row["class"].value,
             instances=python_value(row["instances"]),  # type: ignore[arg-type]
         )
         for row in class_rows

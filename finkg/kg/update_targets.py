@@ -203,7 +203,7 @@ def _values_of(algebra: CompValue | None, var: Variable) -> list[URIRef] | None:
         rows = _part(algebra, "res") or []
         iris = [row.get(var) for row in rows]
         if rows and all(isinstance(i, URIRef) for i in iris):
-            return iris  # type: ignore[return-value]  # all URIRef, checked above
+            return iris
     return None
 
 

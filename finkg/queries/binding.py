@@ -139,7 +139,7 @@ VALUES (?s ?o) { (<https://e.org/a> <https://e.org/b>) (<https://e.org/b> <https
     scalars = {k: v for k, v in bindings.items() if isinstance(k, str) and not _is_list(v)}
     parts = []
     if scalars:
-        names = " ".join(f"?{_var(k)}" for k in scalars)  # type: ignore[arg-type]
+        names = " ".join(f"?{_var(k)}" for k in scalars)
         row = " ".join(_serialize(k, v) for k, v in scalars.items())  # type: ignore[arg-type]
         parts.append(f"VALUES ({names}) {{ ({row}) }}")
     for k, vs in bindings.items():

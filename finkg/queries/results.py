@@ -88,7 +88,7 @@ def comparable(term: Term | None) -> object:
     if isinstance(term, BlankNode):
         return "_:"
     if isinstance(term, Triple):
-        return tuple(comparable(t) for t in (term.subject, term.predicate, term.object))  # type: ignore[arg-type]
+        return tuple(comparable(t) for t in (term.subject, term.predicate, term.object))
     kind, text = term.datatype.value, term.value
     try:
         if kind in _NUMBERS:

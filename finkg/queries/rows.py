@@ -220,7 +220,7 @@ class Rows(Sequence[Row]):
     def __len__(self) -> int:
         return len(self._rows)
 
-    def __getitem__(self, i):  # type: ignore[override]  # an int or a slice, as a list's
+    def __getitem__(self, i):
         return self._rows[i]
 
     def __iter__(self) -> Iterator[Row]:

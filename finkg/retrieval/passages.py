@@ -316,4 +316,4 @@ class PassageRetriever:
 
     def _document_text(self, document: NamedNode) -> str:
         rows = queries.run(self.store, "document_text", {"document": document})
-        return next((r["text"].value for r in rows), "")  # type: ignore[union-attr, index]
+        return next((r["text"].value for r in rows), "")  # type: ignore[union-attr]

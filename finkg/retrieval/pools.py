@@ -127,7 +127,7 @@ def eligible_rows(
             "the decision time needs a zone", field="decision_time", value=str(decision_time)
         )
     duplicates = {
-        r["duplicate"]  # type: ignore[union-attr]
+        r["duplicate"]
         for name in ("same_source", "same_title")
         for r in queries.run(store, name, {"node": anchor})  # type: ignore[union-attr]
     }
@@ -155,7 +155,7 @@ def eligible_rows(
         elif iri not in out:
             at = dt.datetime.fromisoformat(r["availableAt"].value)  # type: ignore[union-attr]
             out[iri] = (iri, r["family"], at, peer)
-    return sorted(out.values(), key=lambda row: (row[2], row[0].value))  # type: ignore[return-value, union-attr]
+    return sorted(out.values(), key=lambda row: (row[2], row[0].value))
 
 
 def _evidence_graphs(store: BaseStore) -> list[NamedNode]:

@@ -220,7 +220,7 @@ def open_retriever(
     """The retriever `name` (one of RETRIEVERS); dense ones need their embedder."""
     plain = {"none": NoRetrieval, "random": RandomRetrieval, "dtw": DTWRetrieval}
     if check_retriever(name) in plain:
-        return plain[name]()  # type: ignore[no-any-return]
+        return plain[name]()
     if name == "bm25":
         return BM25Retrieval()
     model = embedder if name == "minilm" else finseer  # the dense ones

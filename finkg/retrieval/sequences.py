@@ -177,8 +177,8 @@ def build_query(store: BaseStore, ticker: str, day: dt.date) -> Query:
             value=day.isoformat(),
             hint="pick a date after its first five sessions of bars",
         )
-    recent = sorted(rows[:LENGTH], key=lambda r: r["day"].value)  # type: ignore[union-attr]
-    dates = tuple(dt.date.fromisoformat(r["day"].value) for r in recent)  # type: ignore[union-attr]
+    recent = sorted(rows[:LENGTH], key=lambda r: r["day"].value)
+    dates = tuple(dt.date.fromisoformat(r["day"].value) for r in recent)
     expected = tuple(cal.session_offset(day, -n) for n in range(LENGTH, 0, -1))
     if dates != expected:
         missing = sorted(set(expected) - set(dates))
@@ -194,7 +194,7 @@ def build_query(store: BaseStore, ticker: str, day: dt.date) -> Query:
         decision=cal.session_open(day),
         company=company,
         dates=dates,
-        closes=tuple(float(r["adjClose"].value) for r in recent),  # type: ignore[union-attr]
+        closes=tuple(float(r["adjClose"].value) for r in recent),
         bars=tuple(mint("bar", ticker, d.isoformat(), base=store.graphs.base) for d in dates),
     )
 

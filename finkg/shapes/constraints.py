@@ -241,7 +241,7 @@ def _strings(site: Site) -> Iterator[Check]:
             f", {rdflib.Literal(rust_flags).n3()}" if rust_flags else ""
         )
         probe = f'SELECT (COALESCE(REGEX("", {args}), "error") AS ?r) WHERE {{}}'
-        if next(iter(ox.Store().query(probe)))["r"].value == "error":  # type: ignore[index]
+        if next(iter(ox.Store().query(probe)))["r"].value == "error":
             site.refuse(site.shape, f"the sh:pattern {pattern.n3()} (Oxigraph cannot compile it)")
         yield site.test(
             f"!isBlank(?value) && REGEX(STR(?value), {args})",

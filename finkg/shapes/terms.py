@@ -176,7 +176,7 @@ def rewritten(literals: Iterable[ox.Literal]) -> dict[ox.Literal, ox.Literal]:
         original = candidates[int(q.subject.value.rsplit(":", 1)[1])]
         if q.object != original:
             changed[original] = q.object
-    return changed  # type: ignore[return-value]
+    return changed
 
 
 def _number(literal: object) -> Decimal | float | None:

@@ -137,7 +137,7 @@ def validate_quads(
         return validate_graph(data, shapes=shapes)
     checks = _checks(shapes)
     if exact:
-        _refuse_rewritten([q.object for q in quads], checks)  # type: ignore[union-attr]
+        _refuse_rewritten([q.object for q in quads], checks)
     scratch = ox.Store()
     scratch.extend(quads)  # graph names kept; the checks read the union of all graphs
     if nquads and not exact:  # parsed by Oxigraph straight into the store: no Quad objects
@@ -162,7 +162,7 @@ def _refuse_rewritten(objects: list[object], checks: Sequence[Check]) -> None:
     changed = rewritten(literals)
     if not changed:
         return
-    retyped = [a for a, b in changed.items() if a.datatype != b.datatype]  # type: ignore[union-attr]
+    retyped = [a for a, b in changed.items() if a.datatype != b.datatype]
     merged = set(changed.values()) & set(literals) or len(set(changed.values())) < len(changed)
     if retyped or merged or any(c.component in _LEXICAL for c in checks):
         shown = retyped or list(changed)
@@ -285,7 +285,7 @@ def validate_store(
     if not names:
         return Report(True, [], 0)
     counts = queries.run(store, "graph_counts")  # type: ignore[arg-type]
-    triples = sum(int(r["triples"].value) for r in counts if r["graph"] in names)  # type: ignore[union-attr, index]
+    triples = sum(int(r["triples"].value) for r in counts if r["graph"] in names)  # type: ignore[union-attr]
     # The whole store reads fastest as the union default graph (10x over a list of graphs);
     # the ontology graph holds classes, not instances of the classes shapes target.
     dataset = "union" if graphs is None else names

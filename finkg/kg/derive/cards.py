@@ -101,7 +101,7 @@ def _closes(store: BaseStore, ticker: str, last: dt.date) -> list[float]:
     rows = queries.run(
         store, "bars_on", {"bar": [mint("bar", ticker, d.isoformat(), base=base) for d in days]}
     )
-    return [float(r["adjClose"].value) for r in reversed(list(rows)[:CARD_SESSIONS])]  # type: ignore[union-attr, call-overload, index]
+    return [float(r["adjClose"].value) for r in reversed(list(rows)[:CARD_SESSIONS])]  # type: ignore[index]
 
 
 def _ret(closes: list[float], n: int) -> float | None:

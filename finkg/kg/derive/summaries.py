@@ -86,7 +86,7 @@ def summaries(bars: pd.DataFrame, dates: list[dt.date]) -> list[Summary]:
     first_bar, last_bar = dates[0], dates[-1]
     out = []
     for k, row in grouped.iterrows():
-        start = ANCHOR + dt.timedelta(days=int(k) * PERIOD_DAYS)  # type: ignore[call-overload]
+        start = ANCHOR + dt.timedelta(days=int(k) * PERIOD_DAYS)
         end = start + dt.timedelta(days=PERIOD_DAYS - 1)
         sessions = cal.sessions(start, end)
         if not sessions or first_bar > sessions[0] or last_bar < sessions[-1]:

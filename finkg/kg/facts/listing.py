@@ -69,7 +69,7 @@ def to_jsonld(store: BaseStore, facts: Sequence[FactRef]) -> str:
     nodes = [f.iri for f in facts]
     for start in range(0, len(nodes), 500):
         rows = queries.run(store, "subject_quads", {"node": nodes[start : start + 500]})
-        quads += [Quad(r["node"], r["p"], r["o"], r["g"]) for r in rows]  # type: ignore[arg-type, index, union-attr]  # a SELECT of IRIs and terms
+        quads += [Quad(r["node"], r["p"], r["o"], r["g"]) for r in rows]  # type: ignore[arg-type, union-attr]  # a SELECT of IRIs and terms
     return export.serialize(quads, "jsonld").decode("utf-8")
 
 

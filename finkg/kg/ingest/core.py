@@ -129,7 +129,7 @@ def ingest(
         raise InputError(
             "the audit and ontology graphs are written by finkg alone",
             field="--graph",
-            value=options.graph.value,  # type: ignore[union-attr]
+            value=options.graph.value,
             hint="name a data graph (news, filings, documents, market, users/<id>, ...)",
         )
     if options.now is None:

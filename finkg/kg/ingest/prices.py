@@ -172,7 +172,7 @@ def _bar(
     volume = row.get("volume")
     volume_value = None
     if volume not in (None, ""):
-        volume_value = common.decimal(volume, field="Volume", non_negative=True)  # type: ignore[arg-type]
+        volume_value = common.decimal(volume, field="Volume", non_negative=True)
     node = mint("bar", ticker, day.isoformat(), base=options.base)
     q = common.Quads(options.graphs.market)
     (

@@ -224,7 +224,7 @@ def _context(store: BaseStore, items: list[Record]) -> list[Quad]:
     for start in range(0, len(listed), CONTEXT_BATCH):
         batch = listed[start : start + CONTEXT_BATCH]
         rows = queries.run(store, "subject_quads", {"node": batch})
-        quads += [Quad(r["node"], r["p"], r["o"], r["g"]) for r in rows]  # type: ignore[arg-type, index, union-attr]
+        quads += [Quad(r["node"], r["p"], r["o"], r["g"]) for r in rows]  # type: ignore[arg-type, union-attr]
     return quads
 
 

@@ -135,7 +135,7 @@ class BaseStore(ABC):
         writing at the same instant can draw the same number."""
         if self._generation is not None:
             return self._generation
-        value = queries.run(self, "store_generation").scalar()  # type: ignore[union-attr, arg-type]
+        value = queries.run(self, "store_generation").scalar()  # type: ignore[union-attr]
         generation = int(value.value) if value is not None else 0  # type: ignore[union-attr]
         if self._sole_writer:
             self._generation = generation
@@ -148,8 +148,8 @@ class BaseStore(ABC):
 
     def named_graphs(self) -> list[NamedNode]:
         """finkg's named graphs that hold triples, by IRI (see `own_graphs`)."""
-        result = queries.run(self, "named_graphs")  # type: ignore[arg-type]
-        return own_graphs(result.column("graph"), self.graphs)  # type: ignore[union-attr, arg-type]
+        result = queries.run(self, "named_graphs")
+        return own_graphs(result.column("graph"), self.graphs)  # type: ignore[union-attr]
 
     def _commit(self, iri: NamedNode | None, note: str, count: int | None) -> Commit:
         """A commit numbered one above the current generation (read before the write, so a

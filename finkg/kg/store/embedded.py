@@ -67,7 +67,7 @@ class EmbeddedStore(BaseStore):
             return {}
         if default_graphs == "union":
             return {"use_default_graph_as_union": True}
-        graphs = list(default_graphs)  # type: ignore[arg-type]
+        graphs = list(default_graphs)
         # The listed graphs are the only ones the query can read, through GRAPH too.
         return {"default_graph": graphs, "named_graphs": graphs}
 

@@ -90,7 +90,7 @@ class RemoteStore(BaseStore):
             # the same answers but plans that took minutes on the real event store
             sw.addParameter("union-default-graph", "")
         elif default_graphs is not None:
-            graphs = self.named_graphs() if default_graphs == "union" else list(default_graphs)  # type: ignore[arg-type]
+            graphs = self.named_graphs() if default_graphs == "union" else list(default_graphs)
             for g in graphs:
                 sw.addDefaultGraph(g.value)
                 # the listed graphs are all a query can read; for the union, every graph is

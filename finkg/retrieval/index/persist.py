@@ -107,7 +107,7 @@ def store_state(store: BaseStore) -> tuple[int, str | None]:
     if not rows or rows[0]["generation"] is None:
         return 0, None
     commit = rows[0]["commit"]
-    return int(rows[0]["generation"].value), commit.value if commit is not None else None  # type: ignore[union-attr]
+    return int(rows[0]["generation"].value), commit.value if commit is not None else None
 
 
 def diff(old_iris: Sequence[str], old_hashes: Sequence[str], current: Mapping[str, str]) -> Diff:

@@ -233,7 +233,7 @@ class TextIndex(persist.PersistedIndex):
             rows = np.arange(len(scores))
         else:
             chosen = {data.row.get(persist.as_iri(n)) for n in among} - {None}
-            rows = np.array(sorted(chosen), dtype=np.int64)  # type: ignore[type-var]
+            rows = np.array(sorted(chosen), dtype=np.int64)
         best = rows[persist.top_k(scores[rows], k)]
         return [(NamedNode(data.iris[r]), float(scores[r])) for r in best if scores[r] > 0]
 

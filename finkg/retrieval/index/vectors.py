@@ -231,7 +231,7 @@ class VectorIndex(persist.PersistedIndex):
         kept = [(i, old.row[iri]) for i, iri in enumerate(iris) if iri not in done]
         if kept:
             new_rows, old_rows = (np.array(x) for x in zip(*kept, strict=True))
-            matrix[new_rows] = old.matrix[old_rows]  # type: ignore[index]
+            matrix[new_rows] = old.matrix[old_rows]
         for i, iri in enumerate(iris):
             if iri in done:
                 matrix[i] = done[iri]
@@ -252,7 +252,7 @@ class VectorIndex(persist.PersistedIndex):
         """The stored vector of each node, in order (a float32 array, one row per node);
         a node the index lacks raises NotIndexedError (refresh it)."""
         rows = persist.positions(self._data.row, iris, what=f"vector index {self.directory}")
-        return self._data.matrix[rows]  # type: ignore[index]
+        return self._data.matrix[rows]
 
     def search(
         self, vector: np.ndarray, k: int = 10, *, among: Iterable[NamedNode | str] | None = None
@@ -275,15 +275,15 @@ class VectorIndex(persist.PersistedIndex):
             rows = np.arange(len(data.iris))
         else:
             chosen = {data.row.get(persist.as_iri(n)) for n in among} - {None}
-            rows = np.array(sorted(chosen), dtype=np.int64)  # type: ignore[type-var]
-        scores = data.matrix[rows] @ query  # type: ignore[index]
+            rows = np.array(sorted(chosen), dtype=np.int64)
+        scores = data.matrix[rows] @ query
         best = persist.top_k(scores, k)
         return [(NamedNode(data.iris[rows[i]]), float(scores[i])) for i in best]
 
     def _approximate(self, query: np.ndarray, k: int) -> list[tuple[NamedNode, float]]:
         data = self._data
         if data.hnsw is None:  # the threshold was lowered since the last refresh
-            data.hnsw = _hnsw(data.matrix)  # type: ignore[arg-type]
+            data.hnsw = _hnsw(data.matrix)
         data.hnsw.hnsw.efSearch = max(self.ef_search, k)
         scores, rows = data.hnsw.search(query[None, :], k)
         return [

@@ -77,6 +77,6 @@ def fuse(
         raise InputError("k must be at least 1", field="k", value=k)
     if method == "minmax":
         parts = [minmax(s) for s in lists]
-        return sum(wi * p for wi, p in zip(w, parts, strict=True)) / w.sum()  # type: ignore[return-value]
+        return sum(wi * p for wi, p in zip(w, parts, strict=True)) / w.sum()
     parts = [1.0 / (k + ranks(s)) for s in lists]
-    return sum(wi * p for wi, p in zip(w, parts, strict=True))  # type: ignore[return-value]
+    return sum(wi * p for wi, p in zip(w, parts, strict=True))

@@ -48,19 +48,19 @@ def evaluate(
     rows = list(queries.run(store, "impact_predictions", values))  # type: ignore[arg-type]
     scored, cited, scores = [], {}, {}
     for r in rows:
-        keys = readable_keys("company", r["company"], base=store.graphs.base)  # type: ignore[arg-type]
+        keys = readable_keys("company", r["company"], base=store.graphs.base)
         if keys is None:
             continue
         day, h, value = (
             dt.date.fromisoformat(r["day"].value),
             int(r["horizon"].value),
             int(r["value"].value),
-        )  # type: ignore[union-attr]
+        )
         cited.setdefault(r["prediction"], 0)
-        cited[r["prediction"]] += int(r["cited"].value)  # type: ignore[union-attr]
+        cited[r["prediction"]] += int(r["cited"].value)
         label = residual_label(prices, keys[0], proxy, day, h, calendar=calendar)
         if h == 3:
-            static = float(r["static"].value) if r["static"] is not None else 0.0  # type: ignore[union-attr]
+            static = float(r["static"].value) if r["static"] is not None else 0.0
             scores.setdefault((keys[0], day), []).append((value, static))
         if isinstance(label, NoLabel):
             continue

@@ -71,7 +71,7 @@ def signals(
     if predictions is not None:
         values["prediction"] = sorted(predictions, key=lambda n: n.value)
     rows = queries.run(store, "feedback_signals", values)
-    grouped = {(r["prediction"], int(r["horizon"].value)): r for r in rows}  # type: ignore[union-attr, index]
+    grouped = {(r["prediction"], int(r["horizon"].value)): r for r in rows}  # type: ignore[union-attr]
     cited: dict[NamedNode, list[NamedNode]] = defaultdict(list)
     if grouped:
         signal_nodes = sorted({r["signal"] for r in grouped.values()}, key=lambda n: n.value)

@@ -78,11 +78,11 @@ def scored_items(
     rows = list(queries.run(store, "impact_scored_signals", values))  # type: ignore[arg-type]
     found = []
     for r in rows:
-        keys = readable_keys("company", r["company"], base=store.graphs.base)  # type: ignore[arg-type]
+        keys = readable_keys("company", r["company"], base=store.graphs.base)
         if keys is None:
             continue
-        parameters = json.loads(r["parameters"].value)  # type: ignore[union-attr]
-        horizon = int(r["horizon"].value)  # type: ignore[union-attr]
+        parameters = json.loads(r["parameters"].value)
+        horizon = int(r["horizon"].value)
         logprobs = parameters.get("logprobs", {}).get(f"{horizon}D")
         if logprobs is None or set(logprobs) != set(CLASSES):
             continue  # a run that did not record its scores cannot be refitted on
@@ -91,24 +91,24 @@ def scored_items(
         return []
     if prices is None:
         pairs = [(ticker, dt.date.fromisoformat(r["day"].value)) for r, ticker, *_ in found]
-        prices = prices_for(store, pairs, proxy=proxy, calendar=calendar)  # type: ignore[arg-type]
+        prices = prices_for(store, pairs, proxy=proxy, calendar=calendar)
     book = LabelBook(prices, proxy=proxy, calendar=calendar)
     out = []
     for r, ticker, parameters, horizon, logprobs in found:
-        day = dt.date.fromisoformat(r["day"].value)  # type: ignore[union-attr]
+        day = dt.date.fromisoformat(r["day"].value)
         out.append(
             ScoredItem(
-                prediction=r["prediction"].value,  # type: ignore[union-attr]
-                anchor=r["anchor"].value,  # type: ignore[union-attr]
+                prediction=r["prediction"].value,
+                anchor=r["anchor"].value,
                 ticker=ticker,
-                headline=r["headline"].value,  # type: ignore[union-attr]
-                prediction_day=day,  # type: ignore[arg-type]
-                decision=dt.datetime.fromisoformat(r["decision"].value),  # type: ignore[union-attr]
+                headline=r["headline"].value,
+                prediction_day=day,
+                decision=dt.datetime.fromisoformat(r["decision"].value),
                 horizon=horizon,
-                value=int(r["value"].value),  # type: ignore[union-attr]
+                value=int(r["value"].value),
                 logprobs={k: float(v) for k, v in logprobs.items()},
                 features=_features(parameters),
-                label=book.label(ticker, day, horizon),  # type: ignore[arg-type]
+                label=book.label(ticker, day, horizon),
                 citation=parameters.get("citation"),
             )
         )

@@ -49,7 +49,7 @@ LABEL_OPTION = {v: k for k, v in OPTIONS.items()}
 VALUE = np.vectorize(OPTIONS.get, otypes=[int])
 
 
-def _metric(fn):  # type: ignore[no-untyped-def]
+def _metric(fn):
     """A metric over option names, as the stats module's metrics read values."""
 
     def over_values(p: np.ndarray, a: np.ndarray) -> float:
@@ -104,7 +104,7 @@ class Anchors:
             [
                 [LABEL_OPTION[self.items[h][i].label.label] for h in HORIZONS]
                 for i in range(len(self.keys))
-            ]  # type: ignore[union-attr]
+            ]
         )
 
 
@@ -184,7 +184,7 @@ def rank_ic_interval(
     rows = [
         Scored(
             t, d, h, OPTIONS[decided[i, j]], test.items[h][i].label.label, test.items[h][i].label.z
-        )  # type: ignore[union-attr]
+        )
         for i, (t, d) in enumerate(zip(test.tickers, test.days, strict=True))
         for j, h in enumerate(HORIZONS)
     ]

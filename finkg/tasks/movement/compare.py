@@ -68,7 +68,7 @@ class ScoreCache:
             self.data = json.loads(path.read_text(encoding="utf-8"))
 
     @staticmethod
-    def key(model_id: str, messages: Sequence) -> str:  # type: ignore[type-arg]
+    def key(model_id: str, messages: Sequence) -> str:
         return hashlib.sha256(f"{model_id}/{messages_hash(list(messages))}".encode()).hexdigest()
 
     def save(self) -> None:

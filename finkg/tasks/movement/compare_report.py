@@ -26,7 +26,7 @@ def _label(name: str) -> str:
     return {"none/raw": "none/raw (the reader alone, argmax)"}.get(name, name)
 
 
-def rules_table(rules: Mapping[str, Mapping]) -> list[str]:  # type: ignore[type-arg]
+def rules_table(rules: Mapping[str, Mapping]) -> list[str]:
     lines = [
         "| rule | MCC [95 % CI] | ACC [95 % CI] | permutation: shuffled mean, p | class mix |",
         "|---|---|---|---|---|",
@@ -41,7 +41,7 @@ def rules_table(rules: Mapping[str, Mapping]) -> list[str]:  # type: ignore[type
     return lines
 
 
-def differences_table(rules: Mapping[str, Mapping]) -> list[str]:  # type: ignore[type-arg]
+def differences_table(rules: Mapping[str, Mapping]) -> list[str]:
     lines = [
         "| rule | vs majority | vs previous-day | vs the same head without retrieval |",
         "|---|---|---|---|",
@@ -58,7 +58,7 @@ def differences_table(rules: Mapping[str, Mapping]) -> list[str]:  # type: ignor
     return lines
 
 
-def constant(rules: Mapping[str, Mapping]) -> list[str]:  # type: ignore[type-arg]
+def constant(rules: Mapping[str, Mapping]) -> list[str]:
     """The rules that said the same class for every query."""
     return [name for name, r in rules.items() if max(r["mix"].values()) == 1.0]
 

@@ -187,7 +187,7 @@ def session_labels(
         t = companies[r["entity"]]  # type: ignore[index]
         series.setdefault(t, []).append(
             (dt.date.fromisoformat(r["day"].value), float(r["adjClose"].value))
-        )  # type: ignore[union-attr]
+        )
     out = []
     for t, points in sorted(series.items()):
         points.sort()

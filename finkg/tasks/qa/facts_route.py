@@ -139,7 +139,7 @@ def answer_of(calc: FactCalculation, blocks: list[Block]) -> Answer:
                 }
                 for o, b in zip(calc.operands, blocks, strict=True)
             ],
-            "validation_status": calc.status,  # type: ignore[typeddict-item]  # High or Medium
+            "validation_status": calc.status,
         }
     )
 

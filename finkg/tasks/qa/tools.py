@@ -60,10 +60,10 @@ def _close(store: BaseStore, entity: NamedNode, day: dt.date, before: dt.datetim
     )
     if not rows:
         return None
-    r = {k: python_value(v) for k, v in rows[0].items() if v is not None}  # type: ignore[union-attr]
+    r = {k: python_value(v) for k, v in rows[0].items() if v is not None}
     adj = f", adjusted close {r['adjClose']}" if "adjClose" in r else ""
     text = f"close of the {r['session']} session: {r['close']}{adj}"
-    return ToolResult("close", "", day, text, rows[0]["bar"], False)  # type: ignore[arg-type]
+    return ToolResult("close", "", day, text, rows[0]["bar"], False)
 
 
 def _summary(store: BaseStore, entity: NamedNode, day: dt.date, before: dt.datetime):
@@ -71,12 +71,12 @@ def _summary(store: BaseStore, entity: NamedNode, day: dt.date, before: dt.datet
     rows = list(queries.run(store, "summary_before", values))
     if not rows:
         return None
-    r = {k: python_value(v) for k, v in rows[0].items() if v is not None}  # type: ignore[union-attr]
+    r = {k: python_value(v) for k, v in rows[0].items() if v is not None}
     text = (
         f"ten weeks {r['start']} to {r['end']}: high {r['high']}, low {r['low']}, "
         f"average {r['average']}, end {r['endPrice']}"
     )
-    return ToolResult("ten_week_summary", "", day, text, rows[0]["summary"], True)  # type: ignore[arg-type]
+    return ToolResult("ten_week_summary", "", day, text, rows[0]["summary"], True)
 
 
 TOOLS: dict[str, Tool] = {

@@ -208,7 +208,7 @@ def _recommend(
     offered = [a.iri for a in assets]
     values = final_values(config, customer, profile, as_of, personal, market, assets)
     result = read(
-        reader,  # type: ignore[arg-type]
+        reader,
         prompt("recommend"),
         values,
         contract(offered, nodes),
@@ -242,8 +242,8 @@ def _recommend(
 
 def contract(assets: Sequence[str], nodes: Sequence[str]) -> type[Recommendation]:
     """`Recommendation` narrowed to one call: assets from `assets`, evidence from `nodes`."""
-    asset_type: Any = Literal[tuple(sorted(assets))]  # type: ignore[valid-type]
-    node_type: Any = Literal[tuple(sorted(nodes))] if nodes else str  # type: ignore[valid-type]
+    asset_type: Any = Literal[tuple(sorted(assets))]
+    node_type: Any = Literal[tuple(sorted(nodes))] if nodes else str
     evidence = Field(
         description="ids of graph nodes the reason rests on",
         max_length=min(len(nodes), EVIDENCE_PER_ASSET),
@@ -254,7 +254,7 @@ def contract(assets: Sequence[str], nodes: Sequence[str]) -> type[Recommendation
         asset=(asset_type, Field(description="the asset's IRI as listed")),
         evidence=(list[node_type], evidence),
     )
-    return create_model(  # type: ignore[no-any-return]
+    return create_model(
         "RecommendationHere",
         __base__=Recommendation,
         recommendations=(list[item], Field(min_length=3, max_length=3)),  # type: ignore[valid-type]

@@ -40,7 +40,7 @@ def retrieve(
         sg.candidates(store, FKG.Transaction, graphs=[graphs[0]], before=as_of, cap=ALL),
         config.transactions,
     )
-    first = sg.select(reader, request, txs, cache=cache, window=config.n_ctx)  # type: ignore[arg-type]
+    first = sg.select(reader, request, txs, cache=cache, window=config.n_ctx)
     personal = _stage(store, "personal", first, first.selected, graphs, as_of)
     summaries = _newest(
         sg.candidates(store, FKG.PriceSummary, graphs=[graphs[1]], before=as_of, cap=ALL),
@@ -53,7 +53,7 @@ def retrieve(
     if config.variant == "multi":
         second = _select_in_context(reader, request, market_list, personal, cache, config.n_ctx)
     else:
-        second = sg.select(reader, request, market_list, cache=cache, window=config.n_ctx)  # type: ignore[arg-type]
+        second = sg.select(reader, request, market_list, cache=cache, window=config.n_ctx)
     market = _stage(store, "market", second, second.selected, graphs, as_of)
     return [personal, market]
 
@@ -73,7 +73,7 @@ def _select_in_context(
     while True:
         try:
             return sg.select(
-                reader,  # type: ignore[arg-type]
+                reader,
                 request,
                 candidates,
                 context=node_text(nodes),
