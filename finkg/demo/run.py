@@ -221,18 +221,18 @@ def _point_in_time(
     """Evidence about the anchor's company available strictly before its decision time."""
     company = mint("company", anchor["ticker"], base=settings.base_iri)
     anchor["iri"] = mint("news", anchor["ticker"], anchor["url"], base=settings.base_iri).value
-    rows = queries.run(
+    rows = queries.select(
         store, "evidence_before", {"company": company, "before": anchor["decision_time"]}
     )
     evidence = [
         EvidenceRow(
-            evidence=r["evidence"].value,  # type: ignore[union-attr]
-            kind=r["class"].value.rsplit("#", 1)[1],  # type: ignore[union-attr]
-            family=r["family"].value.rsplit("#", 1)[1],  # type: ignore[union-attr]
-            available_at=str(python_value(r["availableAt"])),
-            text=_first_line(str(python_value(r["text"]))),
+            evidence=r.iri("evidence").value,
+            kind=r.iri("class").value.rsplit("#", 1)[1],
+            family=r.iri("family").value.rsplit("#", 1)[1],
+            available_at=str(python_value(r.term("availableAt"))),
+            text=_first_line(str(python_value(r.term("text")))),
         )
-        for r in rows  # type: ignore[union-attr]
+        for r in rows
     ]
     return evidence, [e.evidence for e in evidence]
 

@@ -138,19 +138,19 @@ class PassageRetriever:
             values["company"] = company
         if documents:
             values["document"] = list(documents)
-        rows = queries.run(self.store, "passage_candidates", values)
+        rows = queries.select(self.store, "passage_candidates", values)
         out = []
-        for r in rows:  # type: ignore[union-attr]
-            topics = r["topics"].value if r.get("topics") is not None else ""  # type: ignore[union-attr]
+        for r in rows:
+            topics = r.maybe_string("topics") or ""
             out.append(
                 Passage(
-                    node=r["passage"],  # type: ignore[arg-type]
-                    document=r["document"],  # type: ignore[arg-type]
-                    title=r["title"].value if r.get("title") is not None else "",  # type: ignore[union-attr]
-                    index=int(r["index"].value) if r.get("index") is not None else None,  # type: ignore[union-attr]
-                    start=int(r["start"].value) if r.get("start") is not None else None,  # type: ignore[union-attr]
-                    end=int(r["end"].value) if r.get("end") is not None else None,  # type: ignore[union-attr]
-                    available=dt.datetime.fromisoformat(r["availableAt"].value),  # type: ignore[union-attr]
+                    node=r.iri("passage"),
+                    document=r.iri("document"),
+                    title=r.maybe_string("title") or "",
+                    index=r.maybe_integer("index"),
+                    start=r.maybe_integer("start"),
+                    end=r.maybe_integer("end"),
+                    available=r.datetime("availableAt"),
                     topics=tuple(sorted(t for t in topics.split("|") if t)),
                 )
             )
@@ -315,5 +315,5 @@ class PassageRetriever:
         return self._headings[document]
 
     def _document_text(self, document: NamedNode) -> str:
-        rows = queries.run(self.store, "document_text", {"document": document})
-        return next((r["text"].value for r in rows), "")  # type: ignore[union-attr]
+        rows = queries.select(self.store, "document_text", {"document": document})
+        return next((r.string("text") for r in rows), "")

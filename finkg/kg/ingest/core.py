@@ -135,8 +135,8 @@ def ingest(
     if options.now is None:
         options = dataclasses.replace(options, now=dt.datetime.now(dt.UTC))
     if not options.companies_by_cik:
-        rows = queries.run(store, "companies_by_cik")
-        known = {r["cik"].value: r["ticker"].value for r in rows}  # type: ignore[union-attr]
+        rows = queries.select(store, "companies_by_cik")
+        known = {r.string("cik"): r.string("ticker") for r in rows}
         options = dataclasses.replace(options, companies_by_cik=known)
     if kind == "filings" and not options.priced_tickers:  # only filings look tickers up
         companies = queries.run(store, "priced_companies").column("company")  # type: ignore[union-attr]

@@ -200,8 +200,8 @@ def ingest_documents(
     """Take every document to Ready; failures end in Error with their reason (and a Reject)."""
     files = [p for p in paths if not p.name.endswith(SIDECAR)]
     report = DocumentsReport(files=len(files))
-    rows = queries.run(store, "company_names")
-    companies = {r["ticker"].value: r["name"].value for r in rows}  # type: ignore[union-attr]
+    rows = queries.select(store, "company_names")
+    companies = {r.string("ticker"): r.string("name") for r in rows}
     for path in files:
         try:
             doc = upload(path, tz=tz)

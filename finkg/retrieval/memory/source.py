@@ -153,14 +153,12 @@ def memory_counts(
     store: BaseStore, memory: SourceMemory, before: dt.datetime
 ) -> dict[CellKey, CellCounts]:
     """The memory as of `before`: counts from updates matured strictly before it."""
-    rows = queries.run(store, "memory_counts", {"memory": memory.iri, "before": before})
+    rows = queries.select(store, "memory_counts", {"memory": memory.iri, "before": before})
     return {
-        (r["family"], r["eventType"], int(r["horizon"].value)): CellCounts(  # type: ignore[union-attr, misc]
-            float(r["positive"].value),
-            float(r["negative"].value),
-            int(r["updates"].value),  # type: ignore[union-attr]
+        (r.iri("family"), r.iri("eventType"), r.integer("horizon")): CellCounts(
+            r.double("positive"), r.double("negative"), r.integer("updates")
         )
-        for r in rows  # type: ignore[union-attr]
+        for r in rows
     }
 
 
@@ -182,16 +180,12 @@ class MemoryTimeline:
         generation = self.store.generation()
         if generation == self._generation:
             return
-        rows = queries.run(self.store, "memory_updates", {"memory": self.memory.iri})
+        rows = queries.select(self.store, "memory_updates", {"memory": self.memory.iri})
         by_cell: dict[CellKey, list[tuple[dt.datetime, float, float]]] = {}
-        for r in rows:  # type: ignore[union-attr]
-            key = (r["family"], r["eventType"], int(r["horizon"].value))  # type: ignore[union-attr]
-            by_cell.setdefault(key, []).append(  # type: ignore[arg-type]
-                (
-                    dt.datetime.fromisoformat(r["matured"].value),  # type: ignore[union-attr]
-                    float(r["positive"].value),  # type: ignore[union-attr]
-                    float(r["negative"].value),  # type: ignore[union-attr]
-                )
+        for r in rows:
+            key = (r.iri("family"), r.iri("eventType"), r.integer("horizon"))
+            by_cell.setdefault(key, []).append(
+                (r.datetime("matured"), r.double("positive"), r.double("negative"))
             )
         self._cells = {}
         for key, items in by_cell.items():

@@ -75,25 +75,26 @@ def anchors(
                 value=value.isoformat(),
                 hint="for example 2020-01-01T00:00:00-05:00",
             )
-    rows = queries.run(store, "news_anchors", {"from": start, "to": end})
+    rows = queries.select(store, "news_anchors", {"from": start, "to": end})
     out = []
     base = store.graphs.base
-    for r in rows:  # type: ignore[union-attr]
-        keys = readable_keys("company", r["company"], base=base)  # type: ignore[arg-type]
+    for r in rows:
+        company, news = r.iri("company"), r.iri("news")
+        keys = readable_keys("company", company, base=base)
         if keys is None:
             continue  # a company named by a hashed key has no ticker to trade
         ticker = keys[0]
         if tickers is not None and ticker not in tickers:
             continue
-        published = dt.datetime.fromisoformat(r["availableAt"].value)  # type: ignore[union-attr]
+        published = r.datetime("availableAt")
         times = calendar.anchor_times(published)
-        headline = r["title"].value  # type: ignore[union-attr]
-        summary = r["text"].value[:SUMMARY_CHARS]  # type: ignore[union-attr]
+        headline = r.string("title")
+        summary = r.string("text")[:SUMMARY_CHARS]
         out.append(
             Anchor(
-                iri=mint("anchor", r["news"].value, base=base),  # type: ignore[union-attr]
-                news=r["news"],  # type: ignore[arg-type]
-                company=r["company"],  # type: ignore[arg-type]
+                iri=mint("anchor", news.value, base=base),
+                news=news,
+                company=company,
                 ticker=ticker,
                 headline=headline,
                 published=times.published,

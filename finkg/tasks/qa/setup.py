@@ -34,7 +34,7 @@ def resolve_company(store: QueryRunner, ticker: str | None) -> NamedNode | None:
     if ticker is None:
         return None
     wanted = ticker.strip().upper()
-    known = sorted(r["ticker"].value for r in queries.run(store, "company_names"))  # type: ignore[union-attr]
+    known = sorted(r.string("ticker") for r in queries.select(store, "company_names"))
     if wanted not in known:
         shown = ", ".join(known[:12]) + (" ..." if len(known) > 12 else "")
         raise InputError(

@@ -122,7 +122,7 @@ def call(store: BaseStore, call: ToolCall, *, before: dt.datetime) -> ToolResult
     except ValueError:
         raise InputError("not a date", field="date", value=call.date) from None
     ticker = call.ticker.strip().upper()
-    names = {r["ticker"].value for r in queries.run(store, "company_names")}  # type: ignore[union-attr]
+    names = {r.string("ticker") for r in queries.select(store, "company_names")}
     if ticker not in names:
         return None  # a ticker the market graph does not hold: nothing to answer from
     entity = mint("company", ticker, base=store.graphs.base)
