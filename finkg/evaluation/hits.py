@@ -57,13 +57,13 @@ def outcome(
 ) -> Outcome:
     """What happened in the `days` after `as_of`: the customer's buys and the assets' returns."""
     until = as_of + dt.timedelta(days=days)
-    rows = queries.run(
+    rows = queries.select(
         store,
         "recommend_purchases",
         {"after": as_of, "until": until},
         default_graphs=[user_graph],
     )
-    purchased = frozenset(r["asset"].value for r in rows)  # type: ignore[union-attr]
+    purchased = frozenset(r.iri("asset").value for r in rows)
     start = returns_start(store, as_of)
     end = last_closes(store, as_of, until)
     profitable = frozenset(a for a, p in end.items() if a in start and p > start[a])

@@ -76,13 +76,12 @@ class PriceTable:
         if not names:
             return cls({})
         by_iri = {mint("company", t, base=store.graphs.base): t for t in names}
-        rows = queries.run(
+        rows = queries.select(
             store, "adj_closes", {"entity": list(by_iri), "first": first, "last": last}
         )
         data: dict[str, dict[dt.date, float]] = {t: {} for t in names}
-        for r in rows:  # type: ignore[union-attr]
-            day = dt.date.fromisoformat(r["day"].value)  # type: ignore[union-attr]
-            data[by_iri[r["entity"]]][day] = float(r["adjClose"].value)  # type: ignore[index, union-attr]
+        for r in rows:
+            data[by_iri[r.iri("entity")]][r.date("day")] = r.double("adjClose")
         return cls({t: pd.Series(v, dtype=float).sort_index() for t, v in data.items()})
 
     def close(self, ticker: str, day: dt.date) -> float | None:

@@ -284,8 +284,8 @@ def validate_store(
     checks = _checks(shapes)  # refuses what it cannot check, data or not
     if not names:
         return Report(True, [], 0)
-    counts = queries.run(store, "graph_counts")  # type: ignore[arg-type]
-    triples = sum(int(r["triples"].value) for r in counts if r["graph"] in names)  # type: ignore[union-attr]
+    counts = queries.select(store, "graph_counts")  # type: ignore[arg-type]
+    triples = sum(r.integer("triples") for r in counts if r.iri("graph") in names)
     # The whole store reads fastest as the union default graph (10x over a list of graphs);
     # the ontology graph holds classes, not instances of the classes shapes target.
     dataset = "union" if graphs is None else names

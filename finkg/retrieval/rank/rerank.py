@@ -127,16 +127,16 @@ def bundle(
     values: dict[str, object] = {"chunk": list(seeds), "k": k}
     if before is not None:
         values["before"] = before
-    rows = queries.run(store, "chunk_neighbours", values) if k else []
+    rows = queries.select(store, "chunk_neighbours", values) if k else []
     around: dict[NamedNode, dict[int, NamedNode]] = {s: {} for s in seeds}
-    for r in rows:  # type: ignore[union-attr]
-        around[r["chunk"]][int(r["offset"].value)] = r["neighbour"]  # type: ignore[index, union-attr]
+    for r in rows:
+        around[r.iri("chunk")][r.integer("offset")] = r.iri("neighbour")
     needed = list(dict.fromkeys([*seeds, *(n for m in around.values() for n in m.values())]))
     vecs = dict(zip(needed, vectors.vectors(needed), strict=True))
     texts = node_texts(store, needed)
     spans = {
-        r["node"]: (int(r["start"].value), int(r["end"].value))  # type: ignore[union-attr]
-        for r in queries.run(store, "char_spans", {"node": needed})  # type: ignore[union-attr]
+        r.iri("node"): (r.integer("start"), r.integer("end"))
+        for r in queries.select(store, "char_spans", {"node": needed})
     }
     out = []
     for seed in seeds:

@@ -262,11 +262,11 @@ def contract(assets: Sequence[str], nodes: Sequence[str]) -> type[Recommendation
 
 
 def _profile(store: BaseStore, customer: NamedNode, graph: NamedNode) -> str:
-    rows = queries.run(store, "node_literals", {"node": [customer]}, default_graphs=[graph])
+    rows = queries.select(store, "node_literals", {"node": [customer]}, default_graphs=[graph])
     props = {
-        r["p"].value.removeprefix(FKG_NS): r["o"].value  # type: ignore[union-attr]
-        for r in rows  # type: ignore[union-attr]
-        if r["p"].value.startswith(FKG_NS)  # type: ignore[union-attr]
+        r.iri("p").value.removeprefix(FKG_NS): r.string("o")
+        for r in rows
+        if r.iri("p").value.startswith(FKG_NS)
     }
     return ", ".join(f"{k}={props[k]}" for k in sorted(props))
 
