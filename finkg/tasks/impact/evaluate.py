@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import datetime as dt
 
+from pyoxigraph import NamedNode
+
 from finkg import queries
 from finkg.evaluation.audit import ContextUse, audit
 from finkg.evaluation.backtest import DayScore, portfolio, returns_panel
@@ -45,22 +47,21 @@ def evaluate(
     values: dict[str, object] = {"firstDay": first_day, "lastDay": last_day}
     if memory is not None:
         values["memory"] = memory.iri
-    rows = list(queries.run(store, "impact_predictions", values))  # type: ignore[arg-type]
-    scored, cited, scores = [], {}, {}
+    rows = queries.select(store, "impact_predictions", values)
+    scored: list[Scored] = []
+    cited: dict[NamedNode, int] = {}  # prediction -> its rows' ?cited, summed
+    scores: dict[tuple[str, dt.date], list[tuple[int, float]]] = {}  # (ticker, day) -> h=3
     for r in rows:
-        keys = readable_keys("company", r["company"], base=store.graphs.base)
+        keys = readable_keys("company", r.iri("company"), base=store.graphs.base)
         if keys is None:
             continue
-        day, h, value = (
-            dt.date.fromisoformat(r["day"].value),
-            int(r["horizon"].value),
-            int(r["value"].value),
-        )
-        cited.setdefault(r["prediction"], 0)
-        cited[r["prediction"]] += int(r["cited"].value)
+        day, h, value = r.date("day"), r.integer("horizon"), r.integer("value")
+        prediction = r.iri("prediction")
+        cited.setdefault(prediction, 0)
+        cited[prediction] += r.integer("cited")
         label = residual_label(prices, keys[0], proxy, day, h, calendar=calendar)
         if h == 3:
-            static = float(r["static"].value) if r["static"] is not None else 0.0
+            static = r.maybe_double("static") or 0.0
             scores.setdefault((keys[0], day), []).append((value, static))
         if isinstance(label, NoLabel):
             continue
@@ -100,16 +101,16 @@ def held_sessions(calendar: MarketCalendar, first: dt.date, last: dt.date) -> li
 
 
 def _context_uses(store: BaseStore, values: dict[str, object]) -> list[ContextUse]:
-    rows = queries.run(store, "impact_context", values)
+    rows = queries.select(store, "impact_context", values)
     return [
         ContextUse(
-            r["prediction"],  # type: ignore[arg-type]
-            r["news"],  # type: ignore[arg-type]
-            python_value(r["decision"]),
-            r["evidence"],  # type: ignore[arg-type]
-            None if r["available"] is None else python_value(r["available"]),
+            r.iri("prediction"),
+            r.iri("news"),
+            python_value(r.term("decision")),
+            r.iri("evidence"),
+            None if r.maybe("available") is None else python_value(r.term("available")),
         )
-        for r in rows  # type: ignore[union-attr]
+        for r in rows
     ]
 
 

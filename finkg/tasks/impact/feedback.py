@@ -70,34 +70,34 @@ def signals(
     values: dict[str, object] = {"memory": memory.iri, "firstDay": first_day, "lastDay": last_day}
     if predictions is not None:
         values["prediction"] = sorted(predictions, key=lambda n: n.value)
-    rows = queries.run(store, "feedback_signals", values)
-    grouped = {(r["prediction"], int(r["horizon"].value)): r for r in rows}  # type: ignore[union-attr]
+    rows = queries.select(store, "feedback_signals", values)
+    grouped = {(r.iri("prediction"), r.integer("horizon")): r for r in rows}
     cited: dict[NamedNode, list[NamedNode]] = defaultdict(list)
     if grouped:
-        signal_nodes = sorted({r["signal"] for r in grouped.values()}, key=lambda n: n.value)
-        for r in queries.run(store, "signal_citations", {"signal": signal_nodes}):  # type: ignore[union-attr]
-            cited[r["signal"]].append(r["family"])  # type: ignore[index, arg-type]
-    runs = sorted({r["run"] for r in grouped.values()}, key=lambda n: n.value)
+        signal_nodes = sorted({r.iri("signal") for r in grouped.values()}, key=lambda n: n.value)
+        for r in queries.select(store, "signal_citations", {"signal": signal_nodes}):
+            cited[r.iri("signal")].append(r.iri("family"))
+    runs = sorted({r.iri("run") for r in grouped.values()}, key=lambda n: n.value)
     context: dict[NamedNode, set[NamedNode]] = defaultdict(set)
     if runs:
-        for r in queries.run(store, "context_families", {"run": runs}):  # type: ignore[union-attr]
-            context[r["run"]].add(r["family"])  # type: ignore[index, arg-type]
+        for r in queries.select(store, "context_families", {"run": runs}):
+            context[r.iri("run")].add(r.iri("family"))
     out = []
     for key, r in grouped.items():
-        keys = readable_keys("company", r["company"], base=store.graphs.base)
+        keys = readable_keys("company", r.iri("company"), base=store.graphs.base)
         if keys is None:
             continue
         out.append(
             Signal(
                 prediction=key[0],
-                anchor=r["anchor"],
+                anchor=r.iri("anchor"),
                 ticker=keys[0],
-                prediction_day=dt.date.fromisoformat(r["day"].value),
-                event_type=r["eventType"],
+                prediction_day=r.date("day"),
+                event_type=r.iri("eventType"),
                 horizon=key[1],
-                value=int(r["value"].value),
-                cited_families=tuple(sorted(cited[r["signal"]], key=lambda n: n.value)),
-                context_families=tuple(sorted(context[r["run"]], key=lambda n: n.value)),
+                value=r.integer("value"),
+                cited_families=tuple(sorted(cited[r.iri("signal")], key=lambda n: n.value)),
+                context_families=tuple(sorted(context[r.iri("run")], key=lambda n: n.value)),
             )
         )
     return sorted(out, key=lambda s: (s.prediction_day, s.prediction.value, s.horizon))
