@@ -324,7 +324,7 @@ def main(argv: list[str] | None = None) -> int:
         store,
         llm,
         texts,
-        vectors,  # type: ignore[arg-type]
+        vectors,  # type: ignore[arg-type]  # not None: open_indexes with vectors=True
         calendar,
         validated.weights,
         validated.mix,

@@ -96,6 +96,17 @@ def main(argv: list[str] | None = None) -> int:
     print(f"validation 2019: {len(validated.anchors)} anchors; sampled {len(sample)}", flush=True)
     llm = open_reader(settings)
     cache = OutputCache(settings.cache_dir / "replies.sqlite")
+    # what every cell reads with; each cell replaces the config (its lambda and delta)
+    base_run = Prequential(
+        store,
+        llm,
+        texts,
+        vectors,  # type: ignore[arg-type]  # not None: open_indexes with vectors=True
+        calendar,
+        validated.weights,
+        validated.mix,
+        cache=cache,
+    )
     results: dict[tuple[float, float], VariantResult] = {}
     reads: dict[tuple[float, float], tuple[int, int]] = {}
     for lam, delta in PAPER_TABLE6:
@@ -108,17 +119,7 @@ def main(argv: list[str] | None = None) -> int:
             memory=dataclasses.replace(MemoryParams(), lam=lam, delta=delta),
         )
         started = time.perf_counter()
-        run = Prequential(
-            store,
-            llm,
-            texts,
-            vectors,  # type: ignore[arg-type]
-            calendar,
-            validated.weights,
-            validated.mix,
-            config=config,
-            cache=cache,
-        )
+        run = dataclasses.replace(base_run, config=config)
         summary = run.run(sample, {variant: memory_of(store, variant)})[variant]
         (result,), _ = backtest_job(
             store,

@@ -160,7 +160,7 @@ def run_job(
         store,
         llm,
         texts,
-        vectors,  # type: ignore[arg-type]  # a VectorIndex is a VectorSource
+        vectors,  # type: ignore[arg-type]  # not None: open_indexes with vectors=True
         calendar,
         validated.weights,
         validated.mix,
