@@ -29,6 +29,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Literal, TypedDict, Unpack
 
 from finkg.errors import InputError
 
@@ -41,6 +42,34 @@ def _free_cores() -> int:
         return max(1, len(os.sched_getaffinity(0)))
     except AttributeError:  # not on Linux
         return max(1, os.cpu_count() or 1)
+
+
+class SettingsFields(TypedDict, total=False):
+    """Any of `Settings`' fields, by name: what `Settings.with_` changes."""
+
+    home: Path
+    store: str | None
+    base_iri: str
+    update_url: str | None
+    gsp_url: str | None
+    threads: int
+    reader: str
+    llm_url: str | None
+    llm_model: str
+    llm_key: str | None
+    llm_template: str | None
+    concurrency: int
+    device: str
+    embedder: str
+    query_timeout_s: float
+    token: str | None
+
+
+# The fields `from_env` reads as text, and as whole numbers.
+_TextField = Literal[
+    "reader", "llm_url", "llm_model", "llm_key", "embedder", "llm_template", "device", "token"
+]
+_CountField = Literal["threads", "concurrency"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -115,13 +144,13 @@ class Settings:
     def cache_dir(self) -> Path:
         return self.home / "cache"
 
-    def with_(self, **changes: object) -> Settings:
-        return replace(self, **changes)  # type: ignore[arg-type]
+    def with_(self, **changes: Unpack[SettingsFields]) -> Settings:
+        return replace(self, **changes)
 
     @classmethod
     def from_env(cls, environ: dict[str, str] | None = None) -> Settings:
         env = os.environ if environ is None else environ
-        kwargs: dict[str, object] = {}
+        kwargs: SettingsFields = {}
         if env.get("FINKG_HOME"):
             kwargs["home"] = Path(env["FINKG_HOME"]).expanduser()
         if env.get("FINKG_STORE"):
@@ -132,7 +161,7 @@ class Settings:
             kwargs["update_url"] = env["FINKG_UPDATE_URL"]
         if env.get("FINKG_GSP_URL"):
             kwargs["gsp_url"] = env["FINKG_GSP_URL"]
-        for name, key in (
+        texts: tuple[tuple[str, _TextField], ...] = (
             ("FINKG_READER", "reader"),
             ("FINKG_LLM_URL", "llm_url"),
             ("FINKG_LLM_MODEL", "llm_model"),
@@ -141,7 +170,8 @@ class Settings:
             ("FINKG_LLM_TEMPLATE", "llm_template"),
             ("FINKG_DEVICE", "device"),
             ("FINKG_TOKEN", "token"),
-        ):
+        )
+        for name, key in texts:
             if env.get(name):
                 kwargs[key] = env[name]
         if env.get("FINKG_QUERY_TIMEOUT"):
@@ -154,10 +184,14 @@ class Settings:
                     value=env["FINKG_QUERY_TIMEOUT"],
                     hint="for example 60, or 0 for no limit",
                 ) from None
-        for name, key in (("FINKG_THREADS", "threads"), ("FINKG_CONCURRENCY", "concurrency")):
+        counts: tuple[tuple[str, _CountField], ...] = (
+            ("FINKG_THREADS", "threads"),
+            ("FINKG_CONCURRENCY", "concurrency"),
+        )
+        for name, count_key in counts:
             if env.get(name):
                 try:
-                    kwargs[key] = int(env[name])
+                    kwargs[count_key] = int(env[name])
                 except ValueError:
                     raise InputError("not a whole number", field=name, value=env[name]) from None
-        return cls(**kwargs)  # type: ignore[arg-type]
+        return cls(**kwargs)

@@ -52,7 +52,7 @@ class Answerer:
         with self._lock:
             store = self._scoped()
             node = resolve_company(store, company)
-            facts_only = QA.facts_only(store)  # type: ignore[arg-type]  # reads through the scope
+            facts_only = QA.facts_only(store)
             asked = facts_only.answer_from_facts(question, as_of=at, company=node, write=False)
             if asked is None:
                 if self.reader is None:
@@ -68,7 +68,7 @@ class Answerer:
                     )
                 if self._qa is None:
                     settings = self.scope.settings.with_(reader=self.reader)
-                    self._qa = open_qa(store, settings)  # type: ignore[arg-type]  # reads through the scope
+                    self._qa = open_qa(store, settings)
                 asked = self._qa.ask(question, as_of=at, company=node, write=False)
         return result(asked)
 

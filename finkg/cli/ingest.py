@@ -164,15 +164,19 @@ def _ingest_documents(
     from finkg.kg.ingest.documents import ingest_documents
     from finkg.kg.lifecycle import Settings as ChunkSettings
 
-    chunking = {"chunk_size": size, "chunk_overlap": overlap}
-    chunking = {k: v for k, v in chunking.items() if v is not None}
+    default = ChunkSettings()
+    chunking = ChunkSettings(
+        chunk_size=default.chunk_size if size is None else size,
+        chunk_overlap=default.chunk_overlap if overlap is None else overlap,
+        facts=facts,
+    )
     with _progress() as bar:
         task = bar.add_task("documents", total=len(paths))
         report = ingest_documents(
             s,
             list(paths),
             tz=tz,
-            settings=ChunkSettings(**chunking, facts=facts),
+            settings=chunking,
             progress=lambda _stage, n: bar.update(task, advance=n),
         )
     out.print(

@@ -380,9 +380,11 @@ def train_reranker_command(
                 )
             )
     for m in manifests:
-        out.print(f"stage {m['stage']} saved to {dirs[int(m['stage'])]} ({m['seconds']} s)")
+        stage_no, held_out = m["stage"], m["held_out"]
+        assert isinstance(stage_no, int) and isinstance(held_out, dict)  # a training manifest's
+        out.print(f"stage {stage_no} saved to {dirs[stage_no]} ({m['seconds']} s)")
         out.print(f"  model_id: {m['model_id']}")
-        for name, f in m["held_out"].items():
+        for name, f in held_out.items():
             out.print(
                 f"  {name}: MRR {f['mrr']}, accuracy@1 {f['accuracy@1']} ({f['groups']} groups)"
             )

@@ -15,6 +15,7 @@ from finkg.config import Settings
 from finkg.errors import FinkgError
 from finkg.kg.ingest.common import parse_instant as parse_instant  # the commands' import
 from finkg.kg.store import BaseStore, open_store
+from finkg.queries.bound import Triples
 
 # Nothing finkg prints is read as markup: data holds "[...]" and ":label:" (rich would style
 # the one and turn the other into an emoji), so styles are given as `style=` or `Text`.
@@ -34,15 +35,13 @@ def curie(iri: str) -> str:
 
 def state_cuts(name: str, triples: object) -> None:
     """Say on stderr what a bounded CONSTRUCT result left out (`finkg.queries.bound`)."""
-    cuts = getattr(triples, "cuts", None)
-    if not cuts:
+    if not isinstance(triples, Triples) or not triples.cuts:
         return
-    limit = triples.limit  # type: ignore[attr-defined]
     err.print(
-        f"{name}: bounded to {limit} triples per selected node, predicate and direction "
-        f"(a deterministic sample); {triples.left_out} left out:"  # type: ignore[attr-defined]
+        f"{name}: bounded to {triples.limit} triples per selected node, predicate and direction "
+        f"(a deterministic sample); {triples.left_out} left out:"
     )
-    for cut in cuts:
+    for cut in triples.cuts:
         err.print(f"  kept {cut.describe(curie)}")
     err.print("  --bound N keeps N of each, --bound 0 all of them")
 
@@ -70,7 +69,16 @@ class FinkgClickError(click.ClickException):
 
     def __init__(self, error: FinkgError) -> None:
         super().__init__(str(error))
-        self.exit_code = error.exit_code
+        self._exit_code = error.exit_code
+
+    # click declares `exit_code` on the class; this error's code is the FinkgError's own
+    @property
+    def exit_code(self) -> int:
+        return self._exit_code
+
+    @exit_code.setter
+    def exit_code(self, code: int) -> None:
+        self._exit_code = code
 
     def show(self, file: Any = None) -> None:
         err.print(Text.assemble(("error: ", "bold red"), self.message), highlight=False)

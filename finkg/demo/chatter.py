@@ -24,6 +24,7 @@ from matured labels promotes the filing. Nothing here is read by finkg except as
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -31,6 +32,9 @@ from finkg.demo import news_text as T
 from finkg.demo.news import NewsItem, slug
 from finkg.demo.sessions import Sessions, as_wall_strings
 from finkg.demo.universe import Company, stream
+
+if TYPE_CHECKING:
+    from finkg.demo.filings import Filing
 
 EARLIEST_MINUTE = 300  # 05:00: the demo writes no wall time between 00:00 and 04:59
 # direction -> (cue in the title, cue sentence); the words are the news tone words
@@ -45,7 +49,7 @@ def filing_chatter(
     *,
     seed: int,
     companies: Sequence[Company],
-    filings: Sequence[object],
+    filings: Sequence[Filing],
     reported: Sequence[str],
     sessions: Sessions,
     share: float,
@@ -61,17 +65,17 @@ def filing_chatter(
     covered = set(reported)
     out = []
     for f in filings:
-        if f.accession not in covered or f.guidance not in GUIDANCE_SIGN:  # type: ignore[attr-defined]
+        if f.accession not in covered or f.guidance not in GUIDANCE_SIGN:
             continue
         draw, contrary, lead, site = rng.random(4)
         if draw >= share:
             continue
-        c = by_ticker[f.ticker]  # type: ignore[attr-defined]
-        accepted = np.datetime64(f.acceptance)  # type: ignore[attr-defined]
+        c = by_ticker[f.ticker]
+        accepted = np.datetime64(f.acceptance)
         day = accepted.astype("datetime64[D]")
         earliest = day.astype("datetime64[s]") + np.timedelta64(EARLIEST_MINUTE, "m")
         wall = max(earliest, accepted - np.timedelta64(10 + int(lead * 111), "m"))
-        sign = GUIDANCE_SIGN[f.guidance] * (-1 if contrary < contrary_share else 1)  # type: ignore[attr-defined]
+        sign = GUIDANCE_SIGN[f.guidance] * (-1 if contrary < contrary_share else 1)
         out.append(_item(c, as_wall_strings(np.array([wall]))[0], sessions, wall, sign, f, site))
     return out
 
@@ -82,7 +86,7 @@ def _item(
     sessions: Sessions,
     wall: np.datetime64,
     sign: int,
-    filing: object,
+    filing: Filing,
     pick: float,
 ) -> NewsItem:
     cue, sentence = CUES[sign]
@@ -93,7 +97,7 @@ def _item(
         f"{sentence} The company did not comment."
     )
     site = T.SITES[int(pick * len(T.SITES))]
-    accession = filing.accession  # type: ignore[attr-defined]
+    accession = filing.accession
     name = slug(title)
     return NewsItem(
         symbol=c.ticker,

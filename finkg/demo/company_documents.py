@@ -89,13 +89,13 @@ def annual_report(rng: np.random.Generator, c: Company, first: date) -> Document
     title = f"{c.name}: Annual Report {year} (excerpt)"
     text = fill([title, f"Published {long_date(published)}"], ANNUAL, v)
     qa = (
-        (f"What was {c.short}'s total revenue in fiscal {year}?", v["rev"]),
-        (f"By what percentage did {c.short}'s revenue grow in fiscal {year}?", v["growth"]),
-        (f"What was {c.short}'s gross margin in fiscal {year}?", v["gm"]),
-        (f"How many employees did {c.short} have at the end of fiscal {year}?", v["staff"]),
+        (f"What was {c.short}'s total revenue in fiscal {year}?", str(v["rev"])),
+        (f"By what percentage did {c.short}'s revenue grow in fiscal {year}?", str(v["growth"])),
+        (f"What was {c.short}'s gross margin in fiscal {year}?", str(v["gm"])),
+        (f"How many employees did {c.short} have at the end of fiscal {year}?", str(v["staff"])),
         (
             f"How much cash and cash equivalents did {c.short} hold at the end of fiscal {year}?",
-            v["cash"],
+            str(v["cash"]),
         ),
     )
     return Document(
@@ -165,9 +165,12 @@ def earnings_call(rng: np.random.Generator, c: Company, day: date) -> Document:
     title = f"{c.name} ({c.ticker}) quarterly earnings call (excerpt)"
     text = fill([title, f"Date: {long_date(day)}"], CALL, v)
     qa = (
-        (f"What was {c.short}'s free cash flow for the quarter discussed on the call?", v["fcf"]),
-        (f"By how much did {c.short}'s backlog grow from a year ago?", v["backlog"]),
-        (f"How much capital expenditure does {c.short} plan for the full year?", v["capex"]),
+        (
+            f"What was {c.short}'s free cash flow for the quarter discussed on the call?",
+            str(v["fcf"]),
+        ),
+        (f"By how much did {c.short}'s backlog grow from a year ago?", str(v["backlog"])),
+        (f"How much capital expenditure does {c.short} plan for the full year?", str(v["capex"])),
     )
     return Document(
         f"documents/{c.ticker.lower()}_earnings_call_excerpt.txt",

@@ -53,7 +53,8 @@ class Filing:
 
 
 def quarter_ends(first: date, last: date) -> list[date]:
-    out, y, q = [], first.year, 1
+    out: list[date] = []
+    y, q = first.year, 1
     while True:
         end = date(y, 3 * q, 31 if q in (1, 4) else 30)
         if end > last:
@@ -132,15 +133,17 @@ def _company_filings(
     )
     pred = sessions.prediction_index(wall)
     stamps = as_wall_strings(wall, sep="T")
-    out, seq, names = [], {}, set()
-    for k, (_, _, form, items, guidance, q) in enumerate(plan):
+    out: list[Filing] = []
+    seq: dict[int, int] = {}
+    names: set[str] = set()
+    for k, (_, _, form, items, guidance, period) in enumerate(plan):
         accepted = stamps[k]
         day = date.fromisoformat(accepted[:10])
         yy = day.year % 100
         seq[yy] = seq.get(yy, 0) + 1
         accession = f"{c.cik10}-{yy:02d}-{seq[yy]:06d}"
-        known = q or max(x for x in quarters if x + timedelta(days=20) <= day)
-        facts = _facts(rng, c, day, q, known, guidance, revenue, margin, shares)
+        known = period or max(x for x in quarters if x + timedelta(days=20) <= day)
+        facts = _facts(rng, c, day, period, known, guidance, revenue, margin, shares)
         item_list = items.split(",") if items else []
         body = (
             F.body_8k(c, item_list, facts)
@@ -152,7 +155,7 @@ def _company_filings(
         if primary in names:
             primary = primary.replace(".txt", f"-{k}.txt")
         names.add(primary)
-        report = (q if q and form != "8-K" else day).isoformat()
+        report = (period if period and form != "8-K" else day).isoformat()
         film = f"{yy:02d}{int(rng.integers(100000, 999999))}"
         text = F.sgml(
             c=c,

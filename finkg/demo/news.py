@@ -17,12 +17,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import date, timedelta
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from finkg.demo import news_text as T
 from finkg.demo.sessions import Sessions, as_wall_strings
 from finkg.demo.universe import Company, stream
+
+if TYPE_CHECKING:
+    from finkg.demo.filings import Filing
 
 TONE_P = (0.375, 0.375, 0.25)
 FLAVOUR_P = (0.3, 0.15, 0.2, 0.15, 0.2)
@@ -235,7 +239,7 @@ def filing_reports(
     *,
     seed: int,
     companies: Sequence[Company],
-    filings: Sequence[object],
+    filings: Sequence[Filing],
     sessions: Sessions,
     share: float,
 ) -> list[tuple[NewsItem, str]]:
@@ -249,20 +253,20 @@ def filing_reports(
     by_ticker = {c.ticker: c for c in companies}
     out = []
     for f in filings:
-        if f.guidance not in REPORT_WORDS or f.form != "8-K" or rng.random() >= share:  # type: ignore[attr-defined]
+        if f.guidance not in REPORT_WORDS or f.form != "8-K" or rng.random() >= share:
             continue
-        c = by_ticker[f.ticker]  # type: ignore[attr-defined]
+        c = by_ticker[f.ticker]
         minutes = int(rng.integers(5, 91))
-        wall = np.datetime64(f.acceptance) + np.timedelta64(minutes, "m")  # type: ignore[attr-defined]
+        wall = np.datetime64(f.acceptance) + np.timedelta64(minutes, "m")
         stamp = as_wall_strings(np.array([wall]))[0]
         pred = int(sessions.prediction_index(np.array([wall]))[0])
         if pred >= len(sessions):
             continue
-        words = REPORT_WORDS[f.guidance]  # type: ignore[attr-defined]
+        words = REPORT_WORDS[f.guidance]
         title = f"{c.short} {words}, 8-K shows"
         text = (
             f"{c.name} (Nasdaq:{c.ticker}) {words} in a Form 8-K filed with the SEC, "
-            f"accession {f.accession}, according to the filing. The company updated its "  # type: ignore[attr-defined]
+            f"accession {f.accession}, according to the filing. The company updated its "
             "revenue and earnings per share expectations for the fiscal year. "
             f"{c.short} is a company in the {c.industry} industry based in {c.city}, "
             f"{c.state}."
@@ -275,11 +279,11 @@ def filing_reports(
             title=title,
             site=site,
             text=text,
-            url=f"https://{site}/news/{stamp[:10].replace('-', '/')}/{name}-f{f.accession[-6:]}",  # type: ignore[attr-defined]
+            url=f"https://{site}/news/{stamp[:10].replace('-', '/')}/{name}-f{f.accession[-6:]}",
             image=f"https://images.{site}/news/{name}-{stamp[:10].replace('-', '')}.jpg",
             tone="neutral",
             flavour="earnings",
             prediction_index=pred,
         )
-        out.append((item, f.accession))  # type: ignore[attr-defined]
+        out.append((item, f.accession))
     return out

@@ -93,11 +93,11 @@ def analyst_note(
     title = f"Equity Research Note: {c.name} ({c.ticker})"
     text = fill([title, f"Date: {long_date(days[i])}"], ANALYST, v)
     qa = (
-        (f"What is the analyst's price target for {c.short}?", v["target"]),
-        (f"What rating does the analyst give {c.short}?", v["rating"]),
+        (f"What is the analyst's price target for {c.short}?", str(v["target"])),
+        (f"What rating does the analyst give {c.short}?", str(v["rating"])),
         (
             f"What earnings per share does the analyst expect for {c.short} in fiscal {year}?",
-            v["eps"],
+            str(v["eps"]),
         ),
     )
     return Document(
@@ -179,11 +179,11 @@ def sector_outlook(
     qa = (
         (
             f"How large was the {market} market last year, according to the sector outlook?",
-            v["size"],
+            str(v["size"]),
         ),
         (
             f"What annual growth does the sector outlook expect for the {market} market?",
-            v["growth"],
+            str(v["growth"]),
         ),
         (f"What share of the {market} market does {members[0].short} hold?", f"{shares[0]:.1f}%"),
     )

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
+from pyoxigraph import NamedNode, Triple
 
 from finkg import queries
 from finkg.config import Settings
@@ -142,7 +143,7 @@ def _fresh_store(location: str, settings: Settings) -> BaseStore:
     path = Path(location)
     if path.exists() and any(path.iterdir()):
         with open_store(path, settings=settings) as old:
-            is_demo = old.generation() == 0 or len(queries.run(old, "demo_marker")) > 0  # type: ignore[arg-type]
+            is_demo = old.generation() == 0 or len(queries.select(old, "demo_marker")) > 0
         if not is_demo:
             raise InputError(
                 "this store holds data that did not come from the demo; the demo rebuilds "
@@ -278,19 +279,22 @@ def _export_subgraph(
 ) -> tuple[int, str]:
     """The one-hop subgraph of the anchor and the five newest eligible evidence nodes,
     written as JSON-LD in finkg's context; returns its size and the anchor's title."""
-    triples = queries.run(
+    triples = queries.construct(
         store,
         "one_hop",
         {"node": [anchor["iri"], *used[:5]]},
         default_graphs=[store.graphs.news, store.graphs.filings, store.graphs.market],
     )
-    path.write_text(json.dumps(to_jsonld(triples), indent=2, ensure_ascii=False) + "\n")  # type: ignore[arg-type]
+    path.write_text(json.dumps(to_jsonld(triples), indent=2, ensure_ascii=False) + "\n")
     title = next(
         (
             t.object.value
-            for t in triples  # type: ignore[union-attr]
-            if t.subject.value == anchor["iri"] and t.predicate == DCTERMS.title
+            for t in triples
+            if isinstance(t.subject, NamedNode)
+            and t.subject.value == anchor["iri"]
+            and t.predicate == DCTERMS.title
+            and not isinstance(t.object, Triple)
         ),
         "",
     )
-    return len(triples), title  # type: ignore[arg-type]
+    return len(triples), title

@@ -104,9 +104,9 @@ def correct(answer: str, reference: str) -> bool:
     numeric = numeric_match(answer, reference)
     if numeric is not None:
         return numeric
-    said, wanted = _WORD.findall(answer.lower()), _WORD.findall(reference.lower())
+    words, wanted = _WORD.findall(answer.lower()), _WORD.findall(reference.lower())
     n = len(wanted)
-    if n and any(said[i : i + n] == wanted for i in range(len(said) - n + 1)):
+    if n and any(words[i : i + n] == wanted for i in range(len(words) - n + 1)):
         return True
     return token_f1(answer, reference) >= 0.5
 

@@ -77,10 +77,10 @@ def returns_start(store: BaseStore, as_of: dt.datetime) -> dict[str, Decimal]:
 
 def last_closes(store: BaseStore, after: dt.datetime, until: dt.datetime) -> dict[str, Decimal]:
     """Each asset's last close available in (after, until]."""
-    rows = queries.run(store, "asset_closes", {"after": after, "until": until})
+    rows = queries.select(store, "asset_closes", {"after": after, "until": until})
     out: dict[str, Decimal] = {}
-    for r in rows:  # type: ignore[union-attr]
-        out[r["asset"].value] = Decimal(r["close"].value)  # rows come oldest first per asset
+    for r in rows:
+        out[r.iri("asset").value] = r.decimal("close")  # rows come oldest first per asset
     return out
 
 

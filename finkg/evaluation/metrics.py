@@ -40,7 +40,7 @@ class Scored:
     ticker: str
     day: dt.date  # the prediction day P
     horizon: int
-    predicted: int
+    predicted: float  # the class, -1, 0 or 1; a ticker-day's mean of them (`ticker_days`)
     label: int
     z: float
 
@@ -80,7 +80,7 @@ def ticker_days(rows: Iterable[Scored]) -> list[Scored]:
     out = []
     for (ticker, day, h), g in sorted(groups.items()):
         mean = statistics.fmean(r.predicted for r in g)
-        out.append(Scored(ticker, day, h, mean, g[0].label, g[0].z))  # type: ignore[arg-type]
+        out.append(Scored(ticker, day, h, mean, g[0].label, g[0].z))
     return out
 
 

@@ -22,12 +22,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 Metric = Callable[[np.ndarray, np.ndarray], float]
 CLASSES = (-1, 0, 1)
 
 
-def _arrays(predicted: Sequence, actual: Sequence) -> tuple[np.ndarray, np.ndarray]:
+def _arrays(predicted: ArrayLike, actual: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
     """Items are rows: one value per item, or one row of values per item (an anchor's
     decisions at each horizon), resampled and shuffled together."""
     p, a = np.asarray(predicted), np.asarray(actual)
@@ -36,28 +37,28 @@ def _arrays(predicted: Sequence, actual: Sequence) -> tuple[np.ndarray, np.ndarr
     return p, a
 
 
-def f1_of(predicted: Sequence, actual: Sequence, cls: object) -> float:
+def f1_of(predicted: ArrayLike, actual: ArrayLike, cls: object) -> float:
     p, a = _arrays(predicted, actual)
     tp = int(np.sum((p == cls) & (a == cls)))
     wrong = int(np.sum((p == cls) != (a == cls)))
     return 2 * tp / (2 * tp + wrong) if tp else 0.0
 
 
-def macro_f1(predicted: Sequence, actual: Sequence, classes: Sequence = CLASSES) -> float:
+def macro_f1(predicted: ArrayLike, actual: ArrayLike, classes: Sequence = CLASSES) -> float:
     """Mean F1 over `classes` (paper 000 §4: -1, 0, +1), a class never seen scoring 0."""
     return float(np.mean([f1_of(predicted, actual, c) for c in classes]))
 
 
-def non_neutral_f1(predicted: Sequence, actual: Sequence) -> float:
+def non_neutral_f1(predicted: ArrayLike, actual: ArrayLike) -> float:
     return float(np.mean([f1_of(predicted, actual, c) for c in (-1, 1)]))
 
 
-def accuracy(predicted: Sequence, actual: Sequence) -> float:
+def accuracy(predicted: ArrayLike, actual: ArrayLike) -> float:
     p, a = _arrays(predicted, actual)
     return float(np.mean(p == a)) if len(p) else 0.0
 
 
-def multiclass_mcc(predicted: Sequence, actual: Sequence, classes: Sequence = CLASSES) -> float:
+def multiclass_mcc(predicted: ArrayLike, actual: ArrayLike, classes: Sequence = CLASSES) -> float:
     """Matthews correlation over several classes (Gorodkin's R_K; 0 when either side is
     constant); for two classes it equals `mcc`.
 
@@ -87,7 +88,7 @@ def per_column(metric: Metric) -> Metric:
     return averaged
 
 
-def mcc(predicted: Sequence, actual: Sequence, positive: object = "rise") -> float:
+def mcc(predicted: ArrayLike, actual: ArrayLike, positive: object = "rise") -> float:
     """Matthews correlation of a two-class decision (0 when either side is constant)."""
     p, a = _arrays(predicted, actual)
     p, a = p == positive, a == positive
@@ -162,7 +163,7 @@ def paired_by_groups(
 
 
 def bootstrap(
-    metric: Metric, predicted: Sequence, actual: Sequence, *, n: int = 1000, seed: int = 0
+    metric: Metric, predicted: ArrayLike, actual: ArrayLike, *, n: int = 1000, seed: int = 0
 ) -> Interval:
     p, a = _arrays(predicted, actual)
     if len(p) == 0:
@@ -174,9 +175,9 @@ def bootstrap(
 
 def paired(
     metric: Metric,
-    first: Sequence,
-    second: Sequence,
-    actual: Sequence,
+    first: ArrayLike,
+    second: ArrayLike,
+    actual: ArrayLike,
     *,
     n: int = 1000,
     seed: int = 0,
@@ -207,7 +208,7 @@ class Permutation:
 
 
 def permutation(
-    metric: Metric, predicted: Sequence, actual: Sequence, *, n: int = 1000, seed: int = 0
+    metric: Metric, predicted: ArrayLike, actual: ArrayLike, *, n: int = 1000, seed: int = 0
 ) -> Permutation:
     p, a = _arrays(predicted, actual)
     rng = np.random.default_rng(seed)

@@ -44,10 +44,11 @@ class Hop:
 def trace(store: QueryRunner, iri: str) -> list[Hop]:
     """The node and everything it leads to, depth-first along provenance links."""
     node = to_term(iri, "iri", name="IRI")
-    result = queries.run(store, "provenance", {"node": node})
+    result = queries.select(store, "provenance", {"node": node})
     statements: dict[str, list[tuple[str, str]]] = defaultdict(list)
-    for row in result:  # type: ignore[union-attr]
-        statements[row["hop"].value].append((row["p"].value, str(python_value(row["o"]))))  # type: ignore[union-attr]
+    for row in result:
+        stated = (row.iri("p").value, str(python_value(row.term("o"))))
+        statements[row.iri("hop").value].append(stated)
     if not statements:
         raise InputError("no statements about this node in the store", field="IRI", value=iri)
     hops: list[Hop] = []

@@ -90,8 +90,10 @@ def export_bytes(
             raise InputError(
                 "export takes a CONSTRUCT or DESCRIBE query", field="query", value=named.name
             )
-        triples = queries.run(store, named, bindings or {}, default_graphs=dataset, bound=bound)
-        quads = (ox.Quad(t.subject, t.predicate, t.object) for t in triples)  # type: ignore[union-attr]
+        triples = queries.construct(
+            store, named, bindings or {}, default_graphs=dataset, bound=bound
+        )
+        quads = (ox.Quad(t.subject, t.predicate, t.object) for t in triples)
         return Exported(serialize(quads, fmt), triples)
     chosen = [store.graphs.parse(g) for g in graphs] if graphs else None
     if dataset is not None:
@@ -113,10 +115,17 @@ def to_networkx(triples: Iterable[ox.Triple | ox.Quad]) -> nx.MultiDiGraph:
     literal-valued triples become node attributes (lists, keyed by predicate IRI)."""
     g: nx.MultiDiGraph = nx.MultiDiGraph()
     for t in triples:
-        s, p, o = t.subject.value, t.predicate.value, t.object
+        s, p, o = _node(t.subject), t.predicate.value, t.object
         g.add_node(s)
         if isinstance(o, ox.Literal):
             g.nodes[s].setdefault(p, []).append(o.value)
         else:
-            g.add_edge(s, o.value, key=p, predicate=p)
+            g.add_edge(s, _node(o), key=p, predicate=p)
     return g
+
+
+def _node(term: ox.NamedNode | ox.BlankNode | ox.Triple) -> str:
+    """The networkx node of an IRI or blank node (its IRI or label)."""
+    if isinstance(term, ox.Triple):
+        raise InputError("a quoted triple has no node in a networkx graph", value=str(term))
+    return term.value

@@ -146,14 +146,14 @@ def process(
 
 def current_state(store: BaseStore, doc: NamedNode) -> tuple[str | None, str | None]:
     """(the state the document is in, the last good state to resume after) — None if new."""
-    rows = queries.run(store, "document_state", {"document": doc})
+    rows = queries.select(store, "document_state", {"document": doc})
     if not rows:
         return None, None
     row = next(iter(rows))
-    state = NAME[row["state"].value]
+    state = NAME[row.iri("state").value]
     if state != "Error":
         return state, state
-    previous = row["resumeFrom"]
+    previous = row.maybe_iri("resumeFrom")
     return state, NAME[previous.value] if previous is not None else None
 
 
@@ -260,9 +260,9 @@ def _analyzed(
     settings: Settings,
     companies: Mapping[str, str],
 ) -> list[Quad]:
-    rows = queries.run(store, "document_text", {"document": doc})
+    rows = queries.select(store, "document_text", {"document": doc})
     row = next(iter(rows))
-    text = row["text"].value
+    text = row.string("text")
     base = store.graphs.base
     q = common.Quads(store.graphs.documents)
     spans: list[Span] = []
@@ -297,7 +297,8 @@ def _analyzed(
         spans.append(Span(node, c.start, c.end))
     if not settings.facts:
         return q.items
-    pages = [int(x) for x in row["pageStarts"].value.split()] if row["pageStarts"] else []
+    page_starts = row.maybe_string("pageStarts")
+    pages = [int(x) for x in page_starts.split()] if page_starts else []
     facts = fact_quads(
         read_facts(text),
         key=upload.digest,

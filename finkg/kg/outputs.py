@@ -155,7 +155,7 @@ def write_output(
     note: str,
 ) -> Commit | None:
     """Check and write `output` (its `quads`) with its run; None if it is already stored."""
-    if queries.run(store, "existing_nodes", {"node": [output]}):
+    if queries.select(store, "existing_nodes", {"node": [output]}):
         return None
     quads = [*quads, *run_quads(run, record, store.graphs.outputs)]
     referenced = sorted(
@@ -166,8 +166,10 @@ def write_output(
         },
         key=lambda n: n.value,
     )
-    context = queries.run(store, "evidence_context", {"node": referenced}) if referenced else []
-    report = validate_quads([*quads, *(Quad(t.subject, t.predicate, t.object) for t in context)])  # type: ignore[union-attr]
+    context = (
+        queries.construct(store, "evidence_context", {"node": referenced}) if referenced else []
+    )
+    report = validate_quads([*quads, *(Quad(t.subject, t.predicate, t.object) for t in context)])
     if not report.conforms:
         raise OutputRejected(report)
     return store.write(add=quads, note=note)

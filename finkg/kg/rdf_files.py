@@ -32,6 +32,7 @@ from pyoxigraph import BlankNode, DefaultGraph, Literal, NamedNode, Quad, Triple
 from finkg.errors import InputError, TimestampError, UnknownGraphError
 from finkg.kg.graphs import Graphs
 from finkg.kg.ingest.core import IngestOptions, Item, Reject, ingest
+from finkg.kg.store import BaseStore
 from finkg.ontology.terms import XSD
 
 FORMATS = {
@@ -141,12 +142,10 @@ def _read(
     except SyntaxError as e:
         raise InputError(f"not valid {fmt.name}: {e.msg}", source=path, line=e.lineno) from None
 
-    def skolem(term: object) -> object:
-        if isinstance(term, BlankNode):
-            return NamedNode(f"{graphs.base}genid/{digest}-{term.value}")
-        return term
+    def skolem(term: BlankNode) -> NamedNode:
+        return NamedNode(f"{graphs.base}genid/{digest}-{term.value}")
 
-    quads = []
+    quads: list[Quad] = []
     for q in parsed:
         target = q.graph_name
         if isinstance(target, DefaultGraph):
@@ -171,7 +170,8 @@ def _read(
         o = q.object
         if isinstance(o, Literal):
             _check_literal(o, q.predicate, path, where, max_literal)
-        quads.append(Quad(skolem(q.subject), q.predicate, skolem(o), target))  # type: ignore[arg-type]
+        s = skolem(q.subject) if isinstance(q.subject, BlankNode) else q.subject
+        quads.append(Quad(s, q.predicate, skolem(o) if isinstance(o, BlankNode) else o, target))
     return quads, data
 
 
@@ -249,11 +249,11 @@ def load(
         if owned is not None:
             yield Reject(
                 str(path),
-                lines(owned.graph_name.value) or lines(owned.subject.value),  # type: ignore[union-attr]
+                lines(_value(owned.graph_name)) or lines(_value(owned.subject)),
                 "the audit and ontology graphs are written by finkg alone: "
                 "user input cannot add commits or redefine finkg's terms",
                 "graph",
-                owned.graph_name.value,  # type: ignore[union-attr]
+                _value(owned.graph_name),
             )
             continue
         if not quads:
@@ -298,7 +298,7 @@ class RdfIngest:
 
 
 def ingest_rdf(
-    store: object,
+    store: BaseStore,
     paths: list[Path],
     *,
     graph: NamedNode | None = None,
@@ -310,9 +310,9 @@ def ingest_rdf(
     write them. A bad file stops the ingest before any write, unless `skip_bad`: then it is
     set aside with its reason (in `rejects_file`, JSON Lines) and the other files are
     written."""
-    options = IngestOptions(graphs=store.graphs, graph=graph)  # type: ignore[attr-defined]
+    options = IngestOptions(graphs=store.graphs, graph=graph)
     report = ingest(
-        store,  # type: ignore[arg-type]
+        store,
         "rdf",
         lambda files, opts: load(files, opts, max_bytes=max_bytes),
         paths,

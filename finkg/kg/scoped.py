@@ -29,11 +29,11 @@ from pyoxigraph import NamedNode, Quad, Triple
 
 from finkg.errors import InputError
 from finkg.kg.graphs import Graphs
-from finkg.kg.store import BaseStore, DefaultGraphs
+from finkg.kg.store import BaseStore, Commit, DefaultGraphs
 from finkg.queries.results import Solutions
 
 
-class ScopedStore:
+class ScopedStore(BaseStore):
     """Reads of `store` restricted to `allowed` (module docstring)."""
 
     def __init__(self, store: BaseStore, allowed: Sequence[NamedNode]) -> None:
@@ -69,8 +69,14 @@ class ScopedStore:
     def generation(self) -> int:
         return self.inner.generation()
 
-    def update(self, update: str, *, note: str = "update", maintenance: bool = False) -> None:
+    def update(self, update: str, *, note: str = "update", maintenance: bool = False) -> Commit:
         raise InputError("this store is read-only here", field="update")
+
+    def _update(self, update: str, *, note: str) -> Commit:
+        raise InputError("this store is read-only here", field="update")
+
+    def _write(self, add: list[Quad], remove: list[Quad]) -> None:
+        raise InputError("this store is read-only here", field="write")
 
     def close(self) -> None:
         self.inner.close()

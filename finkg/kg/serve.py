@@ -197,7 +197,12 @@ def serve_store(
         if threading.current_thread() is threading.main_thread():
             for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
                 previous[sig] = signal.signal(sig, on_signal)
-        threading.Thread(target=lambda: (child.wait(), stop()), daemon=True).start()
+
+        def stop_with_child() -> None:
+            child.wait()
+            stop()
+
+        threading.Thread(target=stop_with_child, daemon=True).start()
         if on_ready is not None:
             shown, bound = str(server.server_address[0]), server.server_address[1]
             on_ready(f"http://{f'[{shown}]' if ':' in shown else shown}:{bound}/query")

@@ -6,7 +6,6 @@ from pydantic import BaseModel, ConfigDict
 
 from finkg import queries
 from finkg.kg.store import BaseStore
-from finkg.queries.results import python_value
 
 
 class GraphCount(BaseModel):
@@ -33,9 +32,9 @@ class StoreStats(BaseModel):
     classes: list[ClassCount]
 
 
-def _own_rows(store: BaseStore, name: str) -> list[dict]:
-    rows = queries.run(store, name)
-    return [r for r in rows if r["graph"].value.startswith(store.graphs.prefix)]  # type: ignore[union-attr]
+def _own_rows(store: BaseStore, name: str) -> list[queries.Row]:
+    rows = queries.select(store, name)
+    return [r for r in rows if r.iri("graph").value.startswith(store.graphs.prefix)]
 
 
 def store_stats(store: BaseStore) -> StoreStats:
@@ -45,18 +44,18 @@ def store_stats(store: BaseStore) -> StoreStats:
     class_rows = _own_rows(store, "class_counts")
     graphs = [
         GraphCount(
-            graph=row["graph"].value,
-            name=store.graphs.name_of(row["graph"]),
-            triples=python_value(row["triples"]),  # type: ignore[arg-type]
+            graph=row.iri("graph").value,
+            name=store.graphs.name_of(row.iri("graph")),
+            triples=row.integer("triples"),
         )
         for row in graph_rows
     ]
     classes = [
         ClassCount(
-            graph=row["graph"].value,
-            name=store.graphs.name_of(row["graph"]),
-            class_iri=row["class"].value,
-            instances=python_value(row["instances"]),  # type: ignore[arg-type]
+            graph=row.iri("graph").value,
+            name=store.graphs.name_of(row.iri("graph")),
+            class_iri=row.string("class"),
+            instances=row.integer("instances"),
         )
         for row in class_rows
     ]

@@ -51,12 +51,15 @@ def _check(quads: Iterable[Quad]) -> list[Quad]:
 def _operations(keyword: str, quads: list[Quad]) -> list[str]:
     by_graph: dict[ox.NamedNode, list[Triple]] = {}
     for q in quads:
-        by_graph.setdefault(q.graph_name, []).append(Triple(q.subject, q.predicate, q.object))  # type: ignore[arg-type]
+        assert isinstance(q.graph_name, ox.NamedNode)  # `_check` refused the others
+        by_graph.setdefault(q.graph_name, []).append(Triple(q.subject, q.predicate, q.object))
     ops = []
     for graph, triples in by_graph.items():
         for start in range(0, len(triples), OPERATION_TRIPLES):
             chunk = triples[start : start + OPERATION_TRIPLES]
-            body = ox.serialize(chunk, format=ox.RdfFormat.N_TRIPLES).decode("utf-8")
+            data = ox.serialize(chunk, format=ox.RdfFormat.N_TRIPLES)
+            assert data is not None  # serialize returns the bytes when given no output
+            body = data.decode("utf-8")
             ops.append(f"{keyword} {{ GRAPH {graph} {{\n{body}}} }}")
     return ops
 

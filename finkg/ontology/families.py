@@ -63,28 +63,40 @@ def _scheme() -> _Scheme:
     ]
     scheme = (SKOS.inScheme, FKG.SourceFamilies)
     members = {t.subject for t in triples if (t.predicate, t.object) == scheme}
-    broader, labels, sites = {}, {}, {}
+    broader: dict[NamedNode, NamedNode] = {}
+    labels: dict[NamedNode, str] = {}
+    sites: dict[str, NamedNode] = {}
     for t in triples:
-        if t.subject not in members:
+        subject, o = t.subject, t.object
+        if not isinstance(subject, NamedNode) or subject not in members:
             continue
         if t.predicate == SKOS.broader:
-            broader[t.subject] = t.object
+            if not isinstance(o, NamedNode):
+                raise FinkgError(f"finkg.ttl: {subject.value} is narrower than {o}, not a concept")
+            broader[subject] = o
         elif t.predicate == SKOS.prefLabel:
-            labels[t.subject] = t.object.value
+            labels[subject] = _text(o)
         elif t.predicate == FKG.publisherSite:
-            site = t.object.value
-            if normalise_site(site) != site or sites.get(site, t.subject) != t.subject:
+            site = _text(o)
+            if normalise_site(site) != site or sites.get(site, subject) != subject:
                 raise FinkgError(
                     f"finkg.ttl lists publisher site {site!r} twice or unnormalised "
                     "(lower case, no www.): fix the ontology"
                 )
-            sites[site] = t.subject
+            sites[site] = subject
     return _Scheme(
         tuple(sorted(members, key=lambda n: n.value)),
         MappingProxyType(broader),
         MappingProxyType(labels),
         MappingProxyType(sites),
     )
+
+
+def _text(term: ox.NamedNode | ox.BlankNode | ox.Literal | ox.Triple) -> str:
+    """A label's or site's text in finkg.ttl (a literal)."""
+    if not isinstance(term, ox.Literal):
+        raise FinkgError(f"finkg.ttl gives {term} where a literal belongs: fix the ontology")
+    return term.value
 
 
 def source_families() -> tuple[NamedNode, ...]:

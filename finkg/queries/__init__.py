@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Protocol
 from pyoxigraph import NamedNode, Triple
 
 from finkg.errors import QueryError
-from finkg.queries.binding import Binding, bind, inline_iri, to_term
+from finkg.queries.binding import Binding, BindingKey, bind, inline_iri, to_term
 from finkg.queries.bound import bound_triples
 from finkg.queries.header import OUTPUT_TYPES, Form, Input, NamedQuery, parse, query_form
 from finkg.queries.results import DefaultGraphs, Solutions
@@ -108,7 +108,7 @@ def prepare(
     """The query text with every declared input bound (typed) and graphs filled in."""
     values = dict(values or {})
     declared = {i.name: i for i in query.inputs}
-    bindings: dict[str, Binding] = {}
+    bindings: dict[BindingKey, Binding] = {}
     for name, value in values.items():
         spec = declared.get(name)
         if spec is None and query.inputs:
@@ -141,9 +141,9 @@ def prepare(
             )
     text = query.text
     for spec in query.inputs:  # a single IRI is written in as a constant where it can be
-        term = bindings.get(spec.name)
-        if spec.type in ("iri", "graph") and isinstance(term, NamedNode):
-            inlined = inline_iri(text, spec.name, term)
+        bound_term = bindings.get(spec.name)
+        if spec.type in ("iri", "graph") and isinstance(bound_term, NamedNode):
+            inlined = inline_iri(text, spec.name, bound_term)
             if inlined is not None:
                 text = inlined
                 del bindings[spec.name]

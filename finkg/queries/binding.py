@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from decimal import Decimal, InvalidOperation
 
 from pyoxigraph import BlankNode, Literal, NamedNode, Triple
@@ -137,21 +137,21 @@ def values_block(bindings: Mapping[BindingKey, Binding]) -> str:
 VALUES (?s ?o) { (<https://e.org/a> <https://e.org/b>) (<https://e.org/b> <https://e.org/a>) }'
     """
     scalars = {k: v for k, v in bindings.items() if isinstance(k, str) and not _is_list(v)}
-    parts = []
+    parts: list[str] = []
     if scalars:
         names = " ".join(f"?{_var(k)}" for k in scalars)
-        row = " ".join(_serialize(k, v) for k, v in scalars.items())  # type: ignore[arg-type]
+        row = " ".join(_serialize(k, v) for k, v in scalars.items())
         parts.append(f"VALUES ({names}) {{ ({row}) }}")
     for k, vs in bindings.items():
         if isinstance(k, tuple):
             names = " ".join(f"?{_var(n)}" for n in k)
             rows = " ".join(
-                "(" + " ".join(_serialize(n, t) for n, t in zip(k, row, strict=True)) + ")"
-                for row in vs  # type: ignore[union-attr]
+                "(" + " ".join(_serialize(n, t) for n, t in zip(k, _items(row), strict=True)) + ")"
+                for row in _items(vs)
             )
             parts.append(f"VALUES ({names}) {{ {rows} }}")
         elif _is_list(vs):
-            row = " ".join(_serialize(k, v) for v in vs)  # type: ignore[union-attr, arg-type]
+            row = " ".join(_serialize(k, v) for v in _items(vs))
             parts.append(f"VALUES ?{_var(k)} {{ {row} }}")
     return " ".join(parts)
 
@@ -224,13 +224,20 @@ def _is_list(v: object) -> bool:
     return isinstance(v, list | tuple | set | frozenset)
 
 
+def _items(v: object) -> Iterable[object]:
+    """The values of a list binding (a row of a tuple binding included)."""
+    if not isinstance(v, Iterable):
+        raise QueryError("expected a list of values", field="bind", value=repr(v))
+    return v
+
+
 def _var(name: str) -> str:
     if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
         raise QueryError("not a SPARQL variable name", field="bind", value=name)
     return name
 
 
-def _serialize(name: str, term: Term) -> str:
+def _serialize(name: str, term: object) -> str:
     if isinstance(term, BlankNode) or not isinstance(term, NamedNode | Literal | Triple):
         raise QueryError(
             "only IRIs, literals and triples can be bound", field=name, value=repr(term)

@@ -33,6 +33,12 @@ _FORM = re.compile(
     r"\b(SELECT|CONSTRUCT|ASK|DESCRIBE|INSERT|DELETE|LOAD|CLEAR|DROP|CREATE|ADD|MOVE|COPY|WITH)\b",
     re.IGNORECASE,
 )
+_QUERY_FORMS: dict[str, Form] = {
+    "SELECT": "select",
+    "CONSTRUCT": "construct",
+    "ASK": "ask",
+    "DESCRIBE": "describe",
+}
 _SENTENCE_END = re.compile(r"\.(?=\s|$)")
 _HEADER_WORDS = ("input", "output", "dataset", "rows", "bound")
 _INPUT = re.compile(r"#\s*input\s+\?(\w+)\s+(\S+)\s*(.*)")
@@ -89,8 +95,7 @@ def query_form(text: str) -> Form:
             value=text.strip()[:80],
             hint="expected SELECT, CONSTRUCT, ASK, DESCRIBE or an update operation",
         )
-    word = m.group(1).upper()
-    return word.lower() if word in ("SELECT", "CONSTRUCT", "ASK", "DESCRIBE") else "update"  # type: ignore[return-value]
+    return _QUERY_FORMS.get(m.group(1).upper(), "update")
 
 
 def _summary(text: str) -> str:

@@ -3,8 +3,8 @@
 Each accessor reads one variable as one Python type and raises a `QueryError` naming the
 query and the variable when the solution holds something else (unbound, an IRI where a
 literal was declared, a lexical form the type cannot read), so a caller never writes
-`int(r["n"].value)  # type: ignore` again. The `maybe_` accessors return None for an
-unbound variable (an OPTIONAL's).
+`int(r["n"].value)` with a type checker's exemption again. The `maybe_` accessors return
+None for an unbound variable (an OPTIONAL's).
 
 Where the query's header types a variable (`# output ?at dateTime`), an accessor of another
 type is refused too (`row.integer("at")`: it is declared a dateTime), so the header stays

@@ -23,6 +23,7 @@ import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, Generic, TypeVar
 
 T = TypeVar("T")
@@ -40,7 +41,7 @@ class Outcome(Generic[T]):
     def get(self) -> T:
         if self.error is not None:
             raise self.error
-        return self.value  # type: ignore[return-value]
+        return self.value  # type: ignore[return-value]  # a T when error is None; T may be None-able, so no check narrows it
 
 
 def concurrency_of(llm: Any) -> int:
@@ -71,4 +72,4 @@ def run_all(tasks: Sequence[Callable[[], T]], *, concurrency: int) -> list[Outco
 
 def map_ordered(fn: Callable[[Any], T], items: Sequence[Any], *, concurrency: int) -> list[T]:
     """`[fn(x) for x in items]`, at most `concurrency` at once; the first error is raised."""
-    return [o.get() for o in run_all([lambda x=x: fn(x) for x in items], concurrency=concurrency)]
+    return [o.get() for o in run_all([partial(fn, x) for x in items], concurrency=concurrency)]

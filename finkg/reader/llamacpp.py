@@ -33,7 +33,14 @@ import numpy as np
 
 from finkg.errors import InputError
 from finkg.reader import cpu, scoring_batch
-from finkg.reader.llm import ContextOverflow, Generation, Message, ReaderError, check_messages
+from finkg.reader.llm import (
+    ContextOverflow,
+    Generation,
+    Message,
+    ReaderError,
+    chat_messages,
+    check_messages,
+)
 
 # llama-cpp-python 0.3.36 writes a JSON string character as `[^"\\]`, which lets raw
 # control characters (a newline, say) into strings: grammar-conformant replies that no
@@ -234,7 +241,7 @@ class LlamaCpp:
 
     def prompt_text(self, messages: Sequence[Message]) -> str:
         """The exact text the model sees: the chat template with the assistant turn opened."""
-        return self._format(messages=list(messages)).prompt
+        return self._format(messages=chat_messages(messages)).prompt
 
     def _keep_prefix(self, tokens: list[int]) -> int:
         """Keep the whole blocks `tokens` shares with the held prompt (at least one token
@@ -263,7 +270,7 @@ class LlamaCpp:
     ) -> Generation:
         check_messages(messages)
         grammar = _grammar(json.dumps(schema, sort_keys=True)) if schema is not None else None
-        formatted = self._format(messages=list(messages))
+        formatted = self._format(messages=chat_messages(messages))
         tokens = self._tokens(formatted.prompt, prompt=True)
         started = time.perf_counter()
         self._eval_prompt(tokens)

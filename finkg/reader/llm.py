@@ -19,9 +19,12 @@ import time
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, cast, runtime_checkable
 
 from finkg.errors import FinkgError, InputError
+
+if TYPE_CHECKING:
+    from llama_cpp.llama_types import ChatCompletionRequestMessage
 
 Message = dict[str, str]  # {"role": "system" | "user" | "assistant", "content": "..."}
 
@@ -90,6 +93,13 @@ def check_messages(messages: Sequence[Message]) -> None:
                 field=f"messages[{i}]",
                 value=m,
             )
+
+
+def chat_messages(messages: Sequence[Message]) -> list[ChatCompletionRequestMessage]:
+    """`messages` as llama-cpp-python's chat formatter is typed to take them: its TypedDicts
+    of one role each are, at run time, the plain {"role", "content"} dicts `check_messages`
+    holds a Message to (the same objects are passed)."""
+    return cast("list[ChatCompletionRequestMessage]", list(messages))
 
 
 @dataclass

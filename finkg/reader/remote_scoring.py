@@ -31,11 +31,12 @@ import logging
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from finkg.errors import InputError
-from finkg.reader.llm import Message, ReaderError, check_messages
+from finkg.reader.llm import Message, ReaderError, chat_messages, check_messages
 from finkg.reader.transport import HTTPRefused, Transport
 from finkg.reader.usage import unmetered
 
@@ -91,7 +92,7 @@ class ChatTemplate:
         vocab_only.close()
         return cls(
             Path(path).name,
-            lambda messages: formatter(messages=list(messages)).prompt,
+            lambda messages: formatter(messages=chat_messages(messages)).prompt,
             end_text,
         )
 
@@ -182,12 +183,13 @@ class RemoteScorer:
         token, expected = top[0]["token"], float(top[0]["logprob"])
         (alone, tokens), (longer, longer_tokens) = self._echo(text), self._echo(text + token)
         n = len(alone)
-        if len(longer) <= n or longer_tokens[:n] != tokens or longer[n] is None:
+        echoed = longer[n] if len(longer) > n and longer_tokens[:n] == tokens else None
+        if echoed is None:
             return None  # the token is not one token after the prompt: no check
-        if abs(float(longer[n]) - expected) <= ECHO_CHECK_NATS:
+        if abs(float(echoed) - expected) <= ECHO_CHECK_NATS:
             return None
         return (
-            f"/v1/completions with `echo` gave {float(longer[n]):.3f} for the first reply "
+            f"/v1/completions with `echo` gave {float(echoed):.3f} for the first reply "
             f"token {token!r} where /v1/chat/completions' `top_logprobs` gave "
             f"{expected:.3f}: its prompt log-probabilities are shifted, not used"
         )
@@ -218,9 +220,9 @@ class RemoteScorer:
             raise ValueError("token_logprobs")
         return entries[:cut], tokens[:cut]
 
-    def _echo_options(self, text: str, options: Sequence[str]) -> list[Callable[[], Any]]:
-        """The requests of one prompt: the prompt alone, then each option after it."""
-        end = self.template.end  # type: ignore[union-attr]
+    def _echo_options(self, text: str, options: Sequence[str], end: str) -> list[Callable[[], Any]]:
+        """The requests of one prompt: the prompt alone, then each option after it and the
+        end-of-turn text `end`."""
         return [
             lambda: self._echo(text),
             *[lambda o=o: self._echo(text + o + end) for o in options],
@@ -239,10 +241,10 @@ class RemoteScorer:
                 f"{self.transport.base_url} tokenized the prompt differently once the option "
                 f"{option!r} followed it: its tokens cannot be told from the prompt's"
             )
-        tail = longer[n:]
-        if any(x is None for x in tail):
+        tail = [x for x in longer[n:] if x is not None]
+        if len(tail) < len(longer) - n:
             raise ReaderError(f"{self.transport.base_url} gave no log-probability for {option!r}")
-        return float(sum(tail))  # type: ignore[arg-type]
+        return float(sum(tail))
 
     # -- top_logprobs ----------------------------------------------------------------------
 
@@ -293,12 +295,13 @@ class RemoteScorer:
             if not options:
                 raise InputError("nothing to score", field="options")
         if self.method == TOP_LOGPROBS:
-            found = self._fan([lambda m=m: self._first_tokens(m) for m, _ in requests])
+            found = self._fan([partial(self._first_tokens, m) for m, _ in requests])
             return [self._match(f, o) for f, (_, o) in zip(found, requests, strict=True)]
         template = self.template
+        assert template is not None  # `method` is ECHO only with a template (`_detect`)
         tasks: list[Callable[[], Any]] = []
         for messages, options in requests:
-            tasks += self._echo_options(template.render(messages), options)  # type: ignore[union-attr]
+            tasks += self._echo_options(template.render(messages), options, template.end)
         answers = self._fan(tasks)
         out, at = [], 0
         for _, options in requests:

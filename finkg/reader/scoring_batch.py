@@ -23,11 +23,35 @@ import ctypes
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
 from finkg.errors import InputError
 from finkg.reader.llm import Message, ReaderError, check_messages
+
+if TYPE_CHECKING:
+    from llama_cpp import Llama
+
+
+class BatchReader(Protocol):
+    """What batch scoring uses of the local reader (`llamacpp.LlamaCpp`, which calls this
+    module: a protocol rather than an import keeps the dependency one way)."""
+
+    llm: Llama
+
+    def prompt_text(self, messages: Sequence[Message]) -> str: ...
+
+    def score(
+        self, messages: Sequence[Message], options: Sequence[str], *, end: bool = True
+    ) -> dict[str, float]: ...
+
+    def _tokens(self, text: str, *, prompt: bool) -> list[int]: ...
+
+    def _end_token(self) -> int: ...
+
+    def _eval_prompt(self, tokens: list[int]) -> None: ...
+
 
 MAX_SEQUENCES = 32  # llama.cpp sequences a context is opened with (one per option in a batch)
 
@@ -44,17 +68,17 @@ class _Entry:
     wanted: list[tuple[int, int, int]] = field(default_factory=list)
 
 
-def open_sequences(llm: object, n_seq: int = MAX_SEQUENCES) -> None:
+def open_sequences(llm: Llama, n_seq: int = MAX_SEQUENCES) -> None:
     """Reopen a `llama_cpp.Llama`'s context with room for `n_seq` sequences (at most its
     batch size, as llama.cpp requires) in one unified cache (sequences then share the
     opening's cells instead of copying them)."""
     from llama_cpp import _internals
 
-    params = llm.context_params  # type: ignore[attr-defined]
+    params = llm.context_params
     params.n_seq_max = max(1, min(n_seq, int(params.n_ubatch)))
     params.kv_unified = True
-    ctx = _internals.LlamaContext(model=llm._model, params=params, verbose=False)  # type: ignore[attr-defined]
-    old, llm._ctx = llm._ctx, ctx  # type: ignore[attr-defined]
+    ctx = _internals.LlamaContext(model=llm._model, params=params, verbose=False)
+    old, llm._ctx = llm._ctx, ctx
     old.close()
 
 
@@ -75,7 +99,7 @@ def _log_softmax(row: np.ndarray) -> np.ndarray:
 
 
 def score_many(
-    reader: object,
+    reader: BatchReader,
     requests: Sequence[tuple[Sequence[Message], Sequence[str]]],
     *,
     end: bool = True,
@@ -91,21 +115,21 @@ def score_many(
         if not options:
             raise InputError("nothing to score", field="options")
     r = reader
-    prompts = [r._tokens(r.prompt_text(list(m)), prompt=True) for m, _ in requests]  # type: ignore[attr-defined]
-    closing = [r._end_token()] if end else []  # type: ignore[attr-defined]
+    prompts = [r._tokens(r.prompt_text(list(m)), prompt=True) for m, _ in requests]
+    closing = [r._end_token()] if end else []
     sequences = []
     for _, options in requests:
         opts = []
         for option in options:
-            tokens = r._tokens(option, prompt=False)  # type: ignore[attr-defined]
+            tokens = r._tokens(option, prompt=False)
             if not tokens:
                 raise InputError("an empty option cannot be scored", field="options")
             opts.append(tokens + closing)
         sequences.append(opts)
-    room = int(r.llm.context_params.n_seq_max) - 1  # type: ignore[attr-defined]  # seq 0: the opening
+    room = int(r.llm.context_params.n_seq_max) - 1  # seq 0: the opening
     if sum(len(o) for o in sequences) > room:
         if len(requests) == 1:  # more options than sequences: one prompt, option by option
-            return [r.score(list(requests[0][0]), list(requests[0][1]), end=end)]  # type: ignore[attr-defined]
+            return [r.score(list(requests[0][0]), list(requests[0][1]), end=end)]
         half = len(requests) // 2
         return score_many(reader, requests[:half], end=end) + score_many(
             reader, requests[half:], end=end
@@ -114,14 +138,14 @@ def score_many(
     for t in prompts[1:]:
         common = min(common, _shared(prompts[0], t))
     if common < 1:
-        return [r.score(list(m), list(o), end=end) for m, o in requests]  # type: ignore[attr-defined]
+        return [r.score(list(m), list(o), end=end) for m, o in requests]
     opening = prompts[0][:common]
-    r._eval_prompt(opening)  # type: ignore[attr-defined]
+    r._eval_prompt(opening)
     entries: list[_Entry] = []
     seq = 1
-    for i, (tokens, options) in enumerate(zip(prompts, sequences, strict=True)):
-        mine = list(range(seq, seq + len(options)))
-        seq += len(options)
+    for i, (tokens, encoded) in enumerate(zip(prompts, sequences, strict=True)):
+        mine = list(range(seq, seq + len(encoded)))
+        seq += len(encoded)
         tail = tokens[common:]
         for k, token in enumerate(tail):
             last = k == len(tail) - 1
@@ -131,15 +155,15 @@ def score_many(
                     common + k,
                     mine,
                     last,
-                    [(i, j, 0) for j in range(len(options))] if last else [],
+                    [(i, j, 0) for j in range(len(encoded))] if last else [],
                 )
             )
-        for j, option in enumerate(options):
-            for k, token in enumerate(option[:-1]):
+        for j, coded in enumerate(encoded):
+            for k, token in enumerate(coded[:-1]):
                 entries.append(
                     _Entry(token, common + len(tail) + k, [mine[j]], True, [(i, j, k + 1)])
                 )
-    llm = r.llm  # type: ignore[attr-defined]
+    llm = r.llm
     memory = llama_cpp.llama_get_memory(llm._ctx.ctx)
     for s in range(1, seq):
         llama_cpp.llama_memory_seq_cp(memory, 0, s, 0, common)

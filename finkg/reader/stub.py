@@ -105,6 +105,8 @@ class StubServer:
     @property
     def url(self) -> str:
         host, port = self._httpd.server_address[:2]
+        if not isinstance(host, str):  # bytes only for an address given as bytes
+            host = bytes(host).decode()
         return f"http://{host}:{port}"
 
     def start(self) -> StubServer:
@@ -146,10 +148,10 @@ class StubServer:
         if body.get("logprobs"):
             if "top_logprobs" not in self.features:
                 return 400, {"error": {"message": "logprobs is not supported"}}
-            top = sorted(
-                ({"token": t, "logprob": token_logprob(prompt, t)} for t in FIRST_TOKENS),
-                key=lambda e: -e["logprob"],
+            scored = sorted(
+                ((t, token_logprob(prompt, t)) for t in FIRST_TOKENS), key=lambda e: -e[1]
             )[: int(body.get("top_logprobs") or 1)]
+            top = [{"token": t, "logprob": lp} for t, lp in scored]
             choice["logprobs"] = {"content": [{**top[0], "top_logprobs": top}]}
         usage = {"prompt_tokens": len(tokens(prompt)), "completion_tokens": len(tokens(text))}
         return 200, {"object": "chat.completion", "choices": [choice], "usage": usage}

@@ -287,7 +287,8 @@ class PassageRetriever:
         if path == "dense":
             assert self.embedder is not None
             return np.asarray(cached) @ self._query_vector(query)
-        return cached.scores(tokenize([query])[0])  # type: ignore[union-attr]
+        assert isinstance(cached, PoolBM25)  # what the sparse and metadata paths keep
+        return cached.scores(tokenize([query])[0])
 
     def _query_vector(self, query: str) -> np.ndarray:
         if query not in self._queries:

@@ -127,11 +127,11 @@ def eligible_rows(
             "the decision time needs a zone", field="decision_time", value=str(decision_time)
         )
     duplicates = {
-        r["duplicate"]
+        r.maybe("duplicate")
         for name in ("same_source", "same_title")
-        for r in queries.run(store, name, {"node": anchor})  # type: ignore[union-attr]
+        for r in queries.select(store, name, {"node": anchor})
     }
-    rows = queries.run(
+    rows = queries.select(
         store,
         "pool_candidates",
         {
@@ -143,18 +143,20 @@ def eligible_rows(
         },
         default_graphs=_evidence_graphs(store),
     )
-    out = {}
+    out: dict[NamedNode, tuple[NamedNode, NamedNode, dt.datetime, bool]] = {}
     families = with_narrower(spec.families)
-    for r in rows:  # type: ignore[union-attr]
-        if r["family"] not in families or r["evidence"] in duplicates:
+    for r in rows:
+        family = r.maybe("family")
+        if not isinstance(family, NamedNode) or family not in families:
             continue
-        iri = r["evidence"]
-        peer = python_value(r["peer"]) is True  # "true", or "1" as Virtuoso writes it
+        if r.maybe("evidence") in duplicates:
+            continue
+        iri = r.iri("evidence")
+        peer = python_value(r.maybe("peer")) is True  # "true", or "1" as Virtuoso writes it
         if iri in out and not peer:  # about the company and a peer: it is the company's
             out[iri] = (*out[iri][:3], False)
         elif iri not in out:
-            at = dt.datetime.fromisoformat(r["availableAt"].value)  # type: ignore[union-attr]
-            out[iri] = (iri, r["family"], at, peer)
+            out[iri] = (iri, family, r.datetime("availableAt"), peer)
     return sorted(out.values(), key=lambda row: (row[2], row[0].value))
 
 

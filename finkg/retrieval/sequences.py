@@ -161,9 +161,11 @@ def build_query(store: BaseStore, ticker: str, day: dt.date) -> Query:
         )
     company = mint("company", ticker, base=store.graphs.base)
     previous = cal.previous_session(day)
-    rows = list(queries.run(store, "bars_until", {"entity": company, "last": previous}))  # type: ignore[arg-type]
+    rows = queries.select(store, "bars_until", {"entity": company, "last": previous})
     if not rows:
-        ever = queries.run(store, "bars_until", {"entity": company, "last": dt.date(9999, 12, 31)})
+        ever = queries.select(
+            store, "bars_until", {"entity": company, "last": dt.date(9999, 12, 31)}
+        )
         if not ever:
             raise InputError(
                 "unknown ticker: no price bars in the store",
@@ -177,8 +179,8 @@ def build_query(store: BaseStore, ticker: str, day: dt.date) -> Query:
             value=day.isoformat(),
             hint="pick a date after its first five sessions of bars",
         )
-    recent = sorted(rows[:LENGTH], key=lambda r: r["day"].value)
-    dates = tuple(dt.date.fromisoformat(r["day"].value) for r in recent)
+    recent = sorted(rows[:LENGTH], key=lambda r: r.string("day"))
+    dates = tuple(dt.date.fromisoformat(r.string("day")) for r in recent)
     expected = tuple(cal.session_offset(day, -n) for n in range(LENGTH, 0, -1))
     if dates != expected:
         missing = sorted(set(expected) - set(dates))
@@ -194,7 +196,7 @@ def build_query(store: BaseStore, ticker: str, day: dt.date) -> Query:
         decision=cal.session_open(day),
         company=company,
         dates=dates,
-        closes=tuple(float(r["adjClose"].value) for r in recent),
+        closes=tuple(r.double("adjClose") for r in recent),
         bars=tuple(mint("bar", ticker, d.isoformat(), base=store.graphs.base) for d in dates),
     )
 
@@ -238,20 +240,20 @@ class WindowPool:
             bindings["company"] = sorted(
                 {mint("company", t.upper(), base=store.graphs.base) for t in universe}, key=str
             )
-        found = queries.run(store, "movement_windows", bindings)
-        rows = [r for r in found if keep(r["window"].value, sample)]  # type: ignore[union-attr]
-        rows.sort(key=lambda r: r["window"].value)
-        iris = [r["window"].value for r in rows]
+        found = queries.select(store, "movement_windows", bindings)
+        rows = [r for r in found if keep(r.string("window"), sample)]
+        rows.sort(key=lambda r: r.string("window"))
+        iris = [r.string("window") for r in rows]
         texts = _texts(store, iris, progress)
         parsed = [json.loads(t) for t in texts]
         return cls(
             iris=iris,
             tickers=np.array([p["candidate_stock"] for p in parsed], dtype=object),
-            indicators=np.array([r["indicator"].value for r in rows], dtype=object),
-            days=np.array([r["day"].value for r in rows], dtype="datetime64[D]"),
-            movements=np.array([r["movement"].value for r in rows], dtype=object),
+            indicators=np.array([r.string("indicator") for r in rows], dtype=object),
+            days=np.array([r.string("day") for r in rows], dtype="datetime64[D]"),
+            movements=np.array([r.string("movement") for r in rows], dtype=object),
             available=np.array(
-                [_utc(r["availableAt"].value) for r in rows], dtype="datetime64[us]"
+                [_utc(r.string("availableAt")) for r in rows], dtype="datetime64[us]"
             ).reshape(len(rows)),
             texts=texts,
             values=np.array([values_of(t) for t in texts], dtype=np.float64).reshape(

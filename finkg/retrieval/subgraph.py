@@ -156,10 +156,10 @@ def candidates(
     values: dict[str, object] = {"class": cls}
     if before is not None:
         values["before"] = before
-    rows = queries.run(store, "class_members", values, default_graphs=dataset)
+    rows = queries.select(store, "class_members", values, default_graphs=dataset)
     found: dict[str, str | None] = {}
-    for row in rows:  # type: ignore[union-attr]
-        node, at = row["node"], row["availableAt"]
+    for row in rows:
+        node, at = row.maybe("node"), row.maybe("availableAt")
         if isinstance(node, NamedNode):
             found.setdefault(node.value, at.value if isinstance(at, Literal) else None)
     chosen = sorted(found, key=lambda iri: sample_key(seed, iri))[:cap]
@@ -172,12 +172,13 @@ def candidates(
 def _describe(store: BaseStore, nodes: list[str], dataset: list[NamedNode]) -> dict[str, str]:
     literals: dict[str, dict[NamedNode, list[str]]] = {n: {} for n in nodes}
     if nodes:
-        rows = queries.run(
+        rows = queries.select(
             store, "node_literals", {"node": [NamedNode(n) for n in nodes]}, default_graphs=dataset
         )
-        for row in rows:  # type: ignore[union-attr]
-            node, p, o = row["node"], row["p"], row["o"]
-            if isinstance(node, NamedNode) and isinstance(p, NamedNode) and o is not None:
+        for row in rows:
+            node, p, o = row.maybe("node"), row.maybe("p"), row.maybe("o")
+            # the query keeps literal objects only (FILTER isLiteral)
+            if isinstance(node, NamedNode) and isinstance(p, NamedNode) and isinstance(o, Literal):
                 literals[node.value].setdefault(p, []).append(o.value)
     return {n: describe(n, props) for n, props in literals.items()}
 
@@ -291,11 +292,11 @@ def construct(
     if not terms:
         return []
     if before is None:
-        triples = queries.run(store, "one_hop", {"node": terms}, default_graphs=dataset)
+        triples = queries.construct(store, "one_hop", {"node": terms}, default_graphs=dataset)
     else:
         values = {"node": terms, "before": before}
-        triples = queries.run(store, "one_hop_before", values, default_graphs=dataset)
-    return sorted(set(triples), key=str)  # type: ignore[arg-type]
+        triples = queries.construct(store, "one_hop_before", values, default_graphs=dataset)
+    return sorted(set(triples), key=str)
 
 
 def as_jsonld(triples: Sequence[Triple]) -> dict[str, Any]:

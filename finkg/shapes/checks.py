@@ -12,6 +12,10 @@ from dataclasses import dataclass
 import rdflib
 from rdflib.namespace import RDFS
 
+# A check's `arg`, by component (see `Check`): a count or length; an IRI or a term as
+# N-Triples; class IRIs or allowed terms; (pattern, flags); (operator, lexical, datatype).
+Arg = int | str | frozenset[str] | tuple[str, str | None] | tuple[str, str, str] | None
+
 
 @dataclass(frozen=True)
 class Check:
@@ -33,7 +37,7 @@ class Check:
     component: str  # the SHACL constraint component, e.g. "MinCount"
     message: str
     query: str
-    arg: object = None
+    arg: Arg = None
     severity: str = "Violation"
     other_targets: bool = False  # targets beyond `classes`: run whatever classes occur
 
@@ -91,4 +95,4 @@ def subclasses(ontology: rdflib.Graph, cls: rdflib.term.Node) -> list[str]:
     return sorted(c.n3() for c in found)
 
 
-__all__ = ["Check", "Focus", "subclasses"]
+__all__ = ["Arg", "Check", "Focus", "subclasses"]

@@ -49,7 +49,7 @@ _NON_VALIDATING = {
 }
 _TARGETS = {SH.targetClass, SH.targetNode, SH.targetSubjectsOf, SH.targetObjectsOf}
 _CLASSES = {RDFS.Class, OWL.Class}
-_REFUSED = {
+_REFUSED: dict[rdflib.term.Node, str] = {
     SH.node: "sh:node (a value node must conform to another shape)",
     SH["not"]: "sh:not",
     SH["and"]: "sh:and",

@@ -18,7 +18,7 @@ import rdflib
 from rdflib.collection import Collection
 from rdflib.namespace import SH, XSD
 
-from finkg.shapes.checks import Check, Focus, subclasses
+from finkg.shapes.checks import Arg, Check, Focus, subclasses
 from finkg.shapes.terms import REWRITTEN_DATATYPES, rewritten, to_oxigraph, well_formed, xpath_regex
 
 Refuse = Callable[[rdflib.term.Node, str], NoReturn]
@@ -89,7 +89,7 @@ class Site:
         select: str = "?focus ?value",
         tail: str = "",
         *,
-        arg: object = None,
+        arg: Arg = None,
     ) -> Check:
         query = f"SELECT DISTINCT {select} WHERE {{ {self.focus.pattern()} {where} }} {tail}"
         text = self.shapes.value(self.shape, SH.message)
@@ -106,7 +106,7 @@ class Site:
             other_targets=self.focus.other_targets,
         )
 
-    def test(self, condition: str, component: str, default: str, *, arg: object = None) -> Check:
+    def test(self, condition: str, component: str, default: str, *, arg: Arg = None) -> Check:
         """A check of each value node: a violation where `condition` is not true."""
         where = f"{self.values()} FILTER (!COALESCE({condition}, false))"
         return self.check(component, default, where, arg=arg)
@@ -117,7 +117,7 @@ def refuse_rewritten(
 ) -> None:
     """Refuse literals in a shape that Oxigraph would store as another term."""
     literals = [to_oxigraph(t) for t in terms if isinstance(t, rdflib.Literal)]
-    for lit, stored in rewritten(literals).items():  # type: ignore[arg-type]
+    for lit, stored in rewritten(literals).items():
         refuse(shape, f"the literal {lit} in {parameter} (Oxigraph stores it as {stored})")
 
 
@@ -125,7 +125,7 @@ def checks(site: Site) -> Iterator[Check]:
     """Every constraint of the shape at `site`."""
     predicates = set(site.shapes.predicates(site.shape))
     if site.path is None:
-        for p in sorted(predicates & PROPERTY):
+        for p in sorted(PROPERTY & predicates):
             site.refuse(site.shape, f"{p.n3(site.shapes.namespace_manager)} on a node shape")
     elif SH.closed in predicates:
         site.refuse(site.shape, "sh:closed on a property shape")
@@ -201,9 +201,9 @@ def _values(site: Site) -> Iterator[Check]:
         arg = frozenset(c.strip("<>") for c in members)
         yield site.check("Class", f"value is not a {cls}", where, arg=arg)
     for head in site.objects(SH["in"]):
-        members = list(Collection(site.shapes, head))
-        _refuse_blank(site, "sh:in", members)
-        terms = [m.n3() for m in members]
+        items = list(Collection(site.shapes, head))
+        _refuse_blank(site, "sh:in", items)
+        terms = [m.n3() for m in items]
         where = (
             f"{site.values()} FILTER NOT EXISTS {{ VALUES ?allowed {{ {' '.join(terms)} }} "
             "FILTER (sameTerm(?value, ?allowed)) }"
@@ -241,7 +241,9 @@ def _strings(site: Site) -> Iterator[Check]:
             f", {rdflib.Literal(rust_flags).n3()}" if rust_flags else ""
         )
         probe = f'SELECT (COALESCE(REGEX("", {args}), "error") AS ?r) WHERE {{}}'
-        if next(iter(ox.Store().query(probe)))["r"].value == "error":
+        solutions = ox.Store().query(probe)
+        assert isinstance(solutions, ox.QuerySolutions)  # a SELECT's
+        if next(iter(solutions))["r"].value == "error":
             site.refuse(site.shape, f"the sh:pattern {pattern.n3()} (Oxigraph cannot compile it)")
         yield site.test(
             f"!isBlank(?value) && REGEX(STR(?value), {args})",

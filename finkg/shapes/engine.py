@@ -16,12 +16,13 @@ import rdflib
 from rdflib.namespace import RDFS
 
 from finkg import queries
+from finkg.queries.results import Term
 from finkg.shapes.checks import Check
 from finkg.shapes.compile import compile_shapes
 from finkg.shapes.report import Report, Violation
 from finkg.shapes.terms import numeric_holds
 
-Select = Callable[[str], list[dict[str, object]]]
+Select = Callable[[str], list[dict[str, Term | None]]]  # a query's solutions
 Progress = Callable[[str, int, int], None]  # (stage, checks run, checks to run)
 _RANGES = ("MinInclusive", "MinExclusive", "MaxInclusive", "MaxExclusive")
 
@@ -38,7 +39,7 @@ def run_checks(
     """Run `checks` (compiled from `shapes` with `ontology`) through `select`; `progress`
     hears after each check how many of those that apply have run (a whole-store check of
     the 950,000-triple demo store takes about two minutes on 2 cores)."""
-    present = {row["class"].value for row in select(queries.load("classes_present").text)}  # type: ignore[attr-defined]
+    present = {_text(row["class"]) for row in select(queries.load("classes_present").text)}
     stated = [
         (_rdflib(row["sub"]), _rdflib(row["super"]))
         for row in select(queries.load("subclass_pairs").text)
@@ -61,11 +62,11 @@ def run_checks(
             value, path = row.get("value"), row.get("path")
             found.add(
                 Violation(
-                    focus=row["focus"].value,  # type: ignore[attr-defined]
+                    focus=_text(row["focus"]),
                     shape=check.shape,
                     message=check.message,
-                    path=path.value if path is not None else check.path or None,  # type: ignore[attr-defined]
-                    value=None if value is None else value.value,  # type: ignore[attr-defined]
+                    path=_text(path) if path is not None else check.path or None,
+                    value=None if value is None else _text(value),
                     severity=check.severity,
                 )
             )
@@ -74,18 +75,29 @@ def run_checks(
     return Report(not violations, violations, triples)
 
 
+def _text(term: Term | None) -> str:
+    """An IRI's, blank node's or literal's text (a triple term's N-Triples) of a variable
+    the query always binds."""
+    if term is None:
+        raise ValueError("a check's query left a variable unbound that it always binds")
+    return str(term) if isinstance(term, ox.Triple) else term.value
+
+
 def _rdflib(term: object) -> rdflib.term.Node | None:
     """An IRI as rdflib's; None for anything else (a class named by a blank node, an OWL
     restriction, is no target and no sh:class)."""
     return rdflib.URIRef(term.value) if isinstance(term, ox.NamedNode) else None
 
 
-def _holds_after_all(check: Check, row: dict[str, object]) -> bool:
+def _holds_after_all(check: Check, row: dict[str, Term | None]) -> bool:
     """Whether Python finds the constraint holds where Oxigraph could not compare."""
     if "cmp" not in row or row["cmp"] is not None:
         return False
     if check.component in _RANGES:
-        op, lexical, datatype = check.arg  # type: ignore[misc]
+        arg = check.arg
+        if not (isinstance(arg, tuple) and len(arg) == 3):
+            raise TypeError(f"{check.shape}: {check.component} without its bound: {arg!r}")
+        op, lexical, datatype = arg
         bound = ox.Literal(lexical, datatype=ox.NamedNode(datatype))
         return numeric_holds(row["value"], op, bound) is True
     op = "<" if check.component == "LessThan" else "<="

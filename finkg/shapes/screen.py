@@ -24,9 +24,10 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from decimal import Decimal
 from functools import cache
+from typing import Any, Protocol
 
 from pyoxigraph import BlankNode, Literal, NamedNode
 
@@ -35,7 +36,11 @@ from finkg.shapes.checks import Check
 from finkg.shapes.validate import finkg_checks
 
 Term = NamedNode | BlankNode | Literal
-Statement = tuple[NamedNode | BlankNode, NamedNode, Term]
+Subject = NamedNode | BlankNode
+Statement = tuple[Subject, NamedNode, Term]
+Types = dict[Subject, set[str]]  # the classes (IRIs) each subject is stated to have
+# a literal's value where SPARQL orders it as Python does (`_ordered`)
+Ordered = Decimal | float | dt.datetime | dt.date | str
 
 _RDF_TYPE = "http://www.w3.org/1999/02/22-rdf-syntax-ns#type"
 _XSD = "http://www.w3.org/2001/XMLSchema#"
@@ -55,11 +60,12 @@ def surely_conforms(statements: Iterable[Statement]) -> bool:
     return next(doubts(statements), None) is None
 
 
-def doubts(statements: Iterable[Statement]) -> Iterator[tuple[NamedNode | BlankNode, Check]]:
+def doubts(statements: Iterable[Statement]) -> Iterator[tuple[Subject, Check]]:
     """The (focus node, check) pairs this pass cannot pass: broken, or beyond it."""
-    values: dict[NamedNode | BlankNode, dict[str, list[Term]]] = {}
-    types: dict[object, set[str]] = {}
-    last, props = None, {}
+    values: dict[Subject, dict[str, list[Term]]] = {}
+    types: Types = {}
+    last: Subject | None = None
+    props: dict[str, list[Term]] = {}
     for s, p, o in statements:
         if s is not last:  # a loader's statements come subject by subject
             last, props = s, values.setdefault(s, {})
@@ -71,10 +77,10 @@ def doubts(statements: Iterable[Statement]) -> Iterator[tuple[NamedNode | BlankN
         if predicate == _RDF_TYPE and isinstance(o, NamedNode):
             types.setdefault(s, set()).add(o.value)
     for subject, classes in types.items():
-        props = values[subject]  # type: ignore[index]
+        props = values[subject]
         for check, holds in _checks_for(frozenset(classes)):
             if not holds(props.get(check.path, ()), props, types):
-                yield subject, check  # type: ignore[misc]
+                yield subject, check
     targeted = _subject_targets()
     for subject, props in values.items():  # sh:targetSubjectsOf: the subjects of a predicate
         for predicate in props.keys() & targeted.keys():
@@ -97,7 +103,7 @@ def _subject_targets() -> dict[str, tuple[tuple[Check, Test], ...]]:
 _SUBJECTS_OF = re.compile(r"\?focus <([^<>\s]+)> \[\] \.")
 
 
-Test = Callable[[list[Term], dict[str, list[Term]], dict[object, set[str]]], bool]
+Test = Callable[[Sequence[Term], dict[str, list[Term]], Types], bool]
 
 
 @cache
@@ -110,11 +116,11 @@ def _test(check: Check) -> Test:
     """The constraint of `check` as a Python test of a focus node's values: True when it
     surely holds."""
     arg, kind = check.arg, check.component
-    if kind == "MinCount":
-        n = int(arg)  # type: ignore[call-overload]
+    if kind == "MinCount" and isinstance(arg, int):
+        n = arg
         return lambda vs, _p, _t: len(vs) >= n and (n <= 1 or len(set(vs)) >= n)
-    if kind == "MaxCount":
-        n = int(arg)  # type: ignore[call-overload]
+    if kind == "MaxCount" and isinstance(arg, int):
+        n = arg
         return lambda vs, _p, _t: len(vs) <= n or len(set(vs)) <= n
     if kind == "Datatype":
         well_formed = _LEXICAL.get(str(arg))
@@ -128,25 +134,28 @@ def _test(check: Check) -> Test:
     if kind == "NodeKind":
         allowed = _KINDS[str(arg)]
         return lambda vs, _p, _t: all(isinstance(v, allowed) for v in vs)
-    if kind == "Class":
-        members: frozenset[str] = arg  # type: ignore[assignment]
-        return lambda vs, _p, types: all(types.get(v, frozenset()) & members for v in vs)
-    if kind == "In":
-        terms: frozenset[str] = arg  # type: ignore[assignment]
+    if kind == "Class" and isinstance(arg, frozenset):
+        members = arg
+        return lambda vs, _p, types: all(
+            not isinstance(v, Literal) and types.get(v, frozenset()) & members for v in vs
+        )
+    if kind == "In" and isinstance(arg, frozenset):
+        terms = arg
         return lambda vs, _p, _t: all(str(v) in terms for v in vs)
     if kind == "HasValue":
         return lambda vs, _p, _t: any(str(v) == arg for v in vs)
-    if kind == "Pattern":
-        matches = _pattern(*arg)  # type: ignore[misc]
+    if kind == "Pattern" and isinstance(arg, tuple) and len(arg) == 2:
+        matches = _pattern(*arg)
         return lambda vs, _p, _t: all(matches(v) for v in vs)
-    if kind in ("MinLength", "MaxLength"):
-        n = int(arg)  # type: ignore[call-overload]
+    if kind in ("MinLength", "MaxLength") and isinstance(arg, int):
+        n = arg
         fits = (lambda k: k >= n) if kind == "MinLength" else (lambda k: k <= n)
         return lambda vs, _p, _t: all(
             isinstance(v, NamedNode | Literal) and fits(len(v.value)) for v in vs
         )
-    if kind in ("MinInclusive", "MinExclusive", "MaxInclusive", "MaxExclusive"):
-        op, lexical, datatype = arg  # type: ignore[misc]
+    bounded = ("MinInclusive", "MinExclusive", "MaxInclusive", "MaxExclusive")
+    if kind in bounded and isinstance(arg, tuple) and len(arg) == 3:
+        op, lexical, datatype = arg
         bound = _ordered(lexical, datatype)
         holds = _OPERATORS[op]
         return lambda vs, _p, _t: (
@@ -157,7 +166,9 @@ def _test(check: Check) -> Test:
         return lambda vs, props, _t: all(
             _compare(holds, _value(v), _value(w)) for v in vs for w in props.get(other, ())
         )
-    return lambda _vs, _p, _t: False  # SHACL-SPARQL, or a component this pass does not know
+    # SHACL-SPARQL, a component this pass does not know, or an `arg` not of its component's
+    # form (compile.py writes none)
+    return lambda _vs, _p, _t: False
 
 
 _KINDS: dict[str, tuple[type, ...]] = {
@@ -168,11 +179,22 @@ _KINDS: dict[str, tuple[type, ...]] = {
     _SH + "IRIOrLiteral": (NamedNode, Literal),
     _SH + "BlankNodeOrLiteral": (BlankNode, Literal),
 }
-_OPERATORS: dict[str, Callable[[object, object], bool]] = {
-    "<": lambda a, b: a < b,  # type: ignore[operator]
-    "<=": lambda a, b: a <= b,  # type: ignore[operator]
-    ">": lambda a, b: a > b,  # type: ignore[operator]
-    ">=": lambda a, b: a >= b,  # type: ignore[operator]
+
+
+class _Comparable(Protocol):
+    """A value with an order (`_compare` compares only values of one family)."""
+
+    def __lt__(self, other: Any, /) -> bool: ...
+    def __le__(self, other: Any, /) -> bool: ...
+    def __gt__(self, other: Any, /) -> bool: ...
+    def __ge__(self, other: Any, /) -> bool: ...
+
+
+_OPERATORS: dict[str, Callable[[_Comparable, _Comparable], bool]] = {
+    "<": lambda a, b: a < b,
+    "<=": lambda a, b: a <= b,
+    ">": lambda a, b: a > b,
+    ">=": lambda a, b: a >= b,
 }
 
 
@@ -212,7 +234,7 @@ _LEXICAL: dict[str, Callable[[str], bool] | None] = {
 }
 
 
-def _ordered(lexical: str, datatype: str) -> tuple[str, object] | None:
+def _ordered(lexical: str, datatype: str) -> tuple[str, Ordered] | None:
     """A literal's value as (family, Python value) where SPARQL's order on it is Python's:
     exact numbers Oxigraph holds, doubles, zoned date-times to the microsecond (Python
     keeps no finer fraction), dates without zone, strings; else None."""
@@ -235,26 +257,27 @@ def _ordered(lexical: str, datatype: str) -> tuple[str, object] | None:
     return None
 
 
-def _value(term: Term) -> tuple[str, object] | None:
+def _value(term: Term) -> tuple[str, Ordered] | None:
     if not isinstance(term, Literal):
         return None
     return _ordered(term.value, term.datatype.value)
 
 
 def _compare(
-    holds: Callable[[object, object], bool],
-    a: tuple[str, object] | None,
-    b: tuple[str, object] | None,
+    holds: Callable[[Ordered, Ordered], bool],
+    a: tuple[str, Ordered] | None,
+    b: tuple[str, Ordered] | None,
 ) -> bool:
     """Whether `a holds b` surely, as SPARQL compares: False when either is unknown, the
     families differ, or NaN makes the order undefined."""
     if a is None or b is None or a[0] != b[0]:
         return False
     x, y = a[1], b[1]
-    if isinstance(x, float) or isinstance(y, float):  # decimal vs double: promoted to double
-        x, y = float(x), float(y)  # type: ignore[arg-type]
-        if x != x or y != y:
-            return False
+    if isinstance(x, Decimal | float) and isinstance(y, Decimal | float):  # numbers
+        if isinstance(x, float) or isinstance(y, float):  # decimal vs double: promoted to double
+            x, y = float(x), float(y)
+            if x != x or y != y:
+                return False
     return holds(x, y)
 
 

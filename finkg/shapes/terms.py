@@ -20,6 +20,7 @@ import re
 import struct
 from collections.abc import Callable, Iterable
 from decimal import Decimal, InvalidOperation
+from typing import overload
 
 import pyoxigraph as ox
 import rdflib
@@ -45,7 +46,7 @@ def sparql_path(shapes: rdflib.Graph, path: rdflib.term.Node) -> str:
         if len(members) < 2:
             raise PathError("a sequence path needs at least two members")
         return "(" + "/".join(sparql_path(shapes, m) for m in members) + ")"
-    kinds = {
+    kinds: dict[rdflib.term.Node, str | None] = {
         SH.alternativePath: None,
         SH.inversePath: "^",
         SH.zeroOrMorePath: "*",
@@ -137,6 +138,10 @@ def well_formed(datatype: str) -> str | None:
     return "true"
 
 
+@overload
+def to_oxigraph(term: rdflib.Literal) -> ox.Literal: ...
+@overload
+def to_oxigraph(term: rdflib.term.Node) -> ox.NamedNode | ox.BlankNode | ox.Literal: ...
 def to_oxigraph(term: rdflib.term.Node) -> ox.NamedNode | ox.BlankNode | ox.Literal:
     if isinstance(term, rdflib.URIRef):
         return ox.NamedNode(str(term))
@@ -200,11 +205,11 @@ def _number(literal: object) -> Decimal | float | None:
         return None
 
 
-_OPS: dict[str, Callable[[object, object], bool]] = {
-    "<": lambda a, b: a < b,  # type: ignore[operator]
-    "<=": lambda a, b: a <= b,  # type: ignore[operator]
-    ">": lambda a, b: a > b,  # type: ignore[operator]
-    ">=": lambda a, b: a >= b,  # type: ignore[operator]
+_OPS: dict[str, Callable[[Decimal | float, Decimal | float], bool]] = {
+    "<": lambda a, b: a < b,
+    "<=": lambda a, b: a <= b,
+    ">": lambda a, b: a > b,
+    ">=": lambda a, b: a >= b,
 }
 
 

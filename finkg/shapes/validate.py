@@ -20,10 +20,11 @@ The tests run every fixture through both and require the same violations.
 from __future__ import annotations
 
 import decimal
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from functools import cache
 from importlib import resources
 from pathlib import Path
+from typing import Protocol
 
 import pyoxigraph as ox
 import pyshacl
@@ -33,6 +34,7 @@ from rdflib.namespace import SH
 from finkg import queries
 from finkg.errors import InputError
 from finkg.ontology import ontology_path
+from finkg.queries.results import Term
 from finkg.shapes.checks import Check
 from finkg.shapes.compile import compile_shapes
 from finkg.shapes.engine import Progress, Select, run_checks
@@ -54,6 +56,13 @@ __all__ = [
 ]
 
 ENGINES = ("sparql", "pyshacl")
+
+
+class ValidatedStore(queries.QueryRunner, Protocol):
+    """What `validate_store` reads of a store (any `kg.store.Store` has it)."""
+
+    def quads(self, graph: ox.NamedNode | None = None) -> Iterator[ox.Quad]: ...
+    def named_graphs(self) -> list[ox.NamedNode]: ...
 
 
 def shape_files() -> list[Path]:
@@ -179,9 +188,12 @@ def _parsed(nquads: bytes) -> list[ox.Quad]:
     return list(ox.parse(nquads, format=ox.RdfFormat.N_QUADS)) if nquads else []
 
 
-def _solutions(result: object) -> list[dict[str, object]]:
-    variables = [v.value for v in result.variables]  # type: ignore[attr-defined]
-    return [{v: s[v] for v in variables} for s in result]  # type: ignore[attr-defined]
+def _solutions(
+    result: ox.QuerySolutions | ox.QueryBoolean | ox.QueryTriples,
+) -> list[dict[str, Term | None]]:
+    assert isinstance(result, ox.QuerySolutions)  # the checks are SELECTs
+    variables = [v.value for v in result.variables]
+    return [{v: s[v] for v in variables} for s in result]
 
 
 def _check_engine(engine: str) -> None:
@@ -256,7 +268,7 @@ def validate_graph(data: rdflib.Graph, *, shapes: rdflib.Graph | None = None) ->
 
 
 def validate_store(
-    store: object,
+    store: ValidatedStore,
     graphs: Sequence[ox.NamedNode] | None = None,
     *,
     engine: str = "sparql",
@@ -268,29 +280,25 @@ def validate_store(
     names = (
         list(graphs)
         if graphs is not None
-        else [
-            g
-            for g in store.named_graphs()
-            if g != store.graphs.ontology  # type: ignore[attr-defined]
-        ]
+        else [g for g in store.named_graphs() if g != store.graphs.ontology]
     )
     _check_engine(engine)
     if engine == "pyshacl":
         return validate_quads(
-            (q for g in names for q in store.quads(g)),  # type: ignore[attr-defined]
+            (q for g in names for q in store.quads(g)),
             engine=engine,
             shapes=shapes,
         )
     checks = _checks(shapes)  # refuses what it cannot check, data or not
     if not names:
         return Report(True, [], 0)
-    counts = queries.select(store, "graph_counts")  # type: ignore[arg-type]
+    counts = queries.select(store, "graph_counts")
     triples = sum(r.integer("triples") for r in counts if r.iri("graph") in names)
     # The whole store reads fastest as the union default graph (10x over a list of graphs);
     # the ontology graph holds classes, not instances of the classes shapes target.
     dataset = "union" if graphs is None else names
     return _run(
-        lambda text: list(store.select(text, default_graphs=dataset)),  # type: ignore[attr-defined]
+        lambda text: list(store.select(text, default_graphs=dataset)),
         triples,
         shapes,
         checks,

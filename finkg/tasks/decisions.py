@@ -20,6 +20,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from finkg.evaluation.stats import Interval, Permutation, bootstrap, paired, permutation, verdict
 from finkg.tasks.heads import Matured, Prequential
@@ -89,8 +90,8 @@ class RuleFigures:
 
 
 def figures(
-    decisions: Mapping[str, Sequence[str]],
-    labels: Sequence[str],
+    decisions: Mapping[str, ArrayLike],
+    labels: ArrayLike,
     *,
     metrics: Mapping[str, Metric],
     baselines: Sequence[str],

@@ -6,6 +6,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 from dataclasses import dataclass
+from typing import Any, TypedDict
 
 from pyoxigraph import Literal, NamedNode, Quad
 
@@ -56,7 +57,7 @@ def head_quads(store: BaseStore, task: str, state: HeadState) -> tuple[NamedNode
 def write_head(store: BaseStore, task: str, state: HeadState) -> NamedNode:
     """Check and write a head's state (nothing is written when it is already stored)."""
     node, quads = head_quads(store, task, state)
-    if not queries.run(store, "existing_nodes", {"node": [node]}):
+    if not queries.select(store, "existing_nodes", {"node": [node]}):
         report = validate_quads(quads)
         if not report.conforms:
             raise OutputRejected(report)
@@ -64,26 +65,34 @@ def write_head(store: BaseStore, task: str, state: HeadState) -> NamedNode:
     return node
 
 
-def head_as_of(store: BaseStore, task: str, kind: str, before: dt.datetime) -> dict | None:
+class StoredHead(TypedDict):
+    """A head read back from the memory graph (`head_as_of`)."""
+
+    head: NamedNode
+    as_of: dt.datetime
+    n: int
+    state: dict[str, Any]
+    sha256: str
+    head_state: HeadState
+
+
+def head_as_of(store: BaseStore, task: str, kind: str, before: dt.datetime) -> StoredHead | None:
     """The latest head of `task` and `kind` fitted as of an instant at or before `before`:
     its IRI, instant, sample size, state (parsed) and `HeadState` (`state_of`), or None."""
-    rows = list(
-        queries.run(store, "decision_head", {"task": task, "kind": kind, "before": before})  # type: ignore[arg-type]
-    )
-    if not rows:
+    r = queries.select(
+        store, "decision_head", {"task": task, "kind": kind, "before": before}
+    ).first()
+    if r is None:
         return None
-    r = rows[0]
+    as_of = r.datetime("asOf")
+    n = r.integer("n")
     return {
-        "head": r["head"],
-        "as_of": dt.datetime.fromisoformat(r["asOf"].value),
-        "n": int(r["n"].value),
-        "state": json.loads(r["state"].value),
-        "sha256": r["hash"].value,
-        "head_state": state_of(
-            json.loads(r["state"].value),
-            dt.datetime.fromisoformat(r["asOf"].value),
-            int(r["n"].value),
-        ),
+        "head": r.iri("head"),
+        "as_of": as_of,
+        "n": n,
+        "state": json.loads(r.string("state")),
+        "sha256": r.string("hash"),
+        "head_state": state_of(json.loads(r.string("state")), as_of, n),
     }
 
 

@@ -67,7 +67,7 @@ def asset_summary_items(
         available = max(over, last.available_at)
         values = [r.close for r in rows]
         high, low, end_close = max(values), min(values), last.close
-        average = sum(values) / len(values)
+        average = sum(values, Decimal(0)) / len(values)
         text = json.dumps(
             {
                 "asset": name or isin,

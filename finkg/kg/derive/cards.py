@@ -98,10 +98,10 @@ def _closes(store: BaseStore, ticker: str, last: dt.date) -> list[float]:
     simply have no bar): see `bars_on.rq`."""
     base = store.graphs.base
     days = (last - dt.timedelta(days=i) for i in range(CARD_DAYS))
-    rows = queries.run(
+    rows = queries.select(
         store, "bars_on", {"bar": [mint("bar", ticker, d.isoformat(), base=base) for d in days]}
     )
-    return [float(r["adjClose"].value) for r in reversed(list(rows)[:CARD_SESSIONS])]  # type: ignore[index]
+    return [r.double("adjClose") for r in reversed(list(rows)[:CARD_SESSIONS])]
 
 
 def _ret(closes: list[float], n: int) -> float | None:

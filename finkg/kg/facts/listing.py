@@ -68,8 +68,8 @@ def to_jsonld(store: BaseStore, facts: Sequence[FactRef]) -> str:
     quads: list[Quad] = []
     nodes = [f.iri for f in facts]
     for start in range(0, len(nodes), 500):
-        rows = queries.run(store, "subject_quads", {"node": nodes[start : start + 500]})
-        quads += [Quad(r["node"], r["p"], r["o"], r["g"]) for r in rows]  # type: ignore[arg-type, union-attr]  # a SELECT of IRIs and terms
+        rows = queries.select(store, "subject_quads", {"node": nodes[start : start + 500]})
+        quads += [Quad(r.iri("node"), r.iri("p"), r.term("o"), r.iri("g")) for r in rows]
     return export.serialize(quads, "jsonld").decode("utf-8")
 
 

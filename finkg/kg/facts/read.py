@@ -201,8 +201,9 @@ def _section_facts(text: str, section: Section) -> list[Fact]:
         pending = ""
         if not _fits(values, len(periods)):
             continue
-        parsed = [_number(v) for v in values[-len(periods) :]]
-        if any(p is None for p in parsed):
+        found = [_number(v) for v in values[-len(periods) :]]
+        parsed = [p for p in found if p is not None]
+        if len(parsed) != len(found):
             continue
         if _LABEL_WORDS.search(label):
             concept, printed_label = _concept(label, heading, section.kind)
@@ -215,7 +216,7 @@ def _section_facts(text: str, section: Section) -> list[Fact]:
             seen.add(concept)
         columns = zip(periods, values[-len(periods) :], parsed, strict=True)
         for column, (period, cell, number) in enumerate(columns):
-            value, is_percent = number  # type: ignore[misc]  # None was ruled out above
+            value, is_percent = number
             unit, scale = _unit(printed_label, is_percent, money, shares)
             out.append(
                 Fact(

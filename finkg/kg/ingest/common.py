@@ -290,7 +290,7 @@ class Lines(_Builder):
         self._graph = f" {graph} .\n"
         self.lines: list[str] = []
         self.statements: list[NamedNode | Literal] = []  # subject, predicate, object, ...
-        self.types: dict[str, NamedNode] = {}  # subject (as written) -> its rdf:type
+        self.types: dict[str, NamedNode | Literal] = {}  # subject (as written) -> its rdf:type
         self.sources: list[tuple[NamedNode, NamedNode]] = []
 
     def node(self, s: NamedNode, *pairs: tuple[NamedNode, NamedNode | Literal | None]) -> Lines:
@@ -301,7 +301,7 @@ class Lines(_Builder):
                 continue
             predicate, value = str(p), str(o)
             if predicate == _TYPE:
-                self.types.setdefault(subject, o)  # type: ignore[arg-type]
+                self.types.setdefault(subject, o)
                 if value == _SOURCE_DOCUMENT:
                     self.sources.append((s, self.graph))
             self.lines.append(f"{subject} {predicate} {value}{self._graph}")
@@ -359,7 +359,8 @@ def read_table(
             field="header",
             value=",".join(header),
         )
-    rows, rejects = [], []
+    rows: list[tuple[int, dict[str, str]]] = []
+    rejects: list[Reject] = []
     for line, row in enumerate(csv_rows(reader, path, rejects), start=2):
         if None in row:
             rejects.append(

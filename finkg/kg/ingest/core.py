@@ -36,15 +36,15 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal
 from zoneinfo import ZoneInfo
 
-import pyoxigraph as ox
 from pyoxigraph import NamedNode, Quad
 
 from finkg import queries
 from finkg.errors import InputError
 from finkg.kg.graphs import Graphs
-from finkg.kg.ingest.records import Item, Record, Reject, TextItem
+from finkg.kg.ingest.records import Item, Record, Reject, TextItem, nquads
 from finkg.kg.ingest.vetting import Vetted, vet
 from finkg.kg.iri import readable_keys
 from finkg.kg.store import BaseStore
@@ -139,7 +139,7 @@ def ingest(
         known = {r.string("cik"): r.string("ticker") for r in rows}
         options = dataclasses.replace(options, companies_by_cik=known)
     if kind == "filings" and not options.priced_tickers:  # only filings look tickers up
-        companies = queries.run(store, "priced_companies").column("company")  # type: ignore[union-attr]
+        companies = queries.select(store, "priced_companies").iris("company")
         keys = [readable_keys("company", c, base=options.base) for c in companies]
         tickers = frozenset(k[0] for k in keys if k)
         options = dataclasses.replace(options, priced_tickers=tickers)
@@ -161,7 +161,7 @@ def ingest(
                     if isinstance(item, TextItem):
                         data, count, sources = item.nquads, item.count, item.sources
                     else:
-                        data = ox.serialize(item.quads, format=ox.RdfFormat.N_QUADS)
+                        data = nquads(item.quads)
                         count, sources = len(item.quads), _sources(item, data)
                     writer.add(data, Staged(count, len(data), sources))
                 report.records += chunk_size
@@ -225,9 +225,10 @@ def _sources(item: Item, data: bytes) -> tuple[tuple[NamedNode, NamedNode], ...]
     if _SOURCE_DOCUMENT not in data:  # a byte search spares a scan of most items' quads
         return ()
     return tuple(
-        (q.subject, q.graph_name)  # type: ignore[misc]
+        (s, g)
         for q in item.quads
         if q.predicate == RDF.type and q.object == FKG.SourceDocument
+        if isinstance(s := q.subject, NamedNode) and isinstance(g := q.graph_name, NamedNode)
     )
 
 
@@ -273,7 +274,7 @@ class Firsts:
         self.seen: dict[NamedNode, tuple[int, str, int | None]] = {}
         self.sources: dict[str, str] = {}  # one string per file, however many records
 
-    def clash(self, record: Record) -> Reject | bool | None:
+    def clash(self, record: Record) -> Reject | Literal[False] | None:
         """None: a new key; False: a repeat of an earlier record; a Reject: the same key
         with other content, naming both records."""
         mark = hash(record.nquads) if isinstance(record, TextItem) else hash(tuple(record.quads))

@@ -35,11 +35,15 @@ import gzip
 import io
 import re
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from lxml import etree
 from lxml import html as lxml_html
 
 from finkg.errors import InputError
+
+if TYPE_CHECKING:
+    from pypdf import PageObject
 
 HTML = "text/html"
 PDF = "application/pdf"
@@ -208,17 +212,16 @@ def pdf_to_text(data: bytes, *, source: str = "<pdf>", layout: bool = True) -> s
     return normalize("\n\n".join(p for p in pdf_pages(data, source=source, layout=layout) if p))
 
 
-def _page_text(page: object, layout: bool) -> str:
+def _page_text(page: PageObject, layout: bool) -> str:
     if layout:
+        raw: str | None
         try:
-            raw = page.extract_text(  # type: ignore[attr-defined]
-                extraction_mode="layout", layout_mode_space_vertically=False
-            )
+            raw = page.extract_text(extraction_mode="layout", layout_mode_space_vertically=False)
         except Exception:
             raw = None
         if raw is not None:
             return normalize("\n".join(layout_line(line) for line in raw.split("\n")))
-    return normalize(page.extract_text() or "")  # type: ignore[attr-defined]
+    return normalize(page.extract_text() or "")
 
 
 _GAP = re.compile(r"[ \xa0]{2,}")

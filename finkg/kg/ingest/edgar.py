@@ -90,8 +90,9 @@ def parse_submissions(data: bytes) -> Submissions:
         doc = jsontext.loads(data.decode("utf-8-sig"))
     except UnicodeDecodeError as e:
         raise InputError(f"not valid JSON: {e}") from None
-    recent = doc.get("filings", {}).get("recent") if isinstance(doc, dict) else None
-    if not isinstance(recent, dict) or "cik" not in doc:
+    listed = doc.get("filings", {}) if isinstance(doc, dict) else None
+    recent = listed.get("recent") if isinstance(listed, dict) else None
+    if not isinstance(doc, dict) or not isinstance(recent, dict) or "cik" not in doc:
         raise InputError(
             "not an EDGAR submissions index: needs 'cik' and 'filings.recent'",
             field="filings.recent",
@@ -211,6 +212,11 @@ def _field(header: str, name: str) -> list[str]:
     return [m.strip() for m in re.findall(rf"^\s*{re.escape(name)}:\s*(.*)$", header, re.M)]
 
 
+def _first(header: str, name: str) -> str | None:
+    """The first value of a header field, None when it has none."""
+    return next(iter(_field(header, name)), None)
+
+
 def parse_sgml(data: bytes) -> Submission:
     """A full submission's header and documents. No header, no accession number or form in
     it, or a file cut short (a header or document that is never closed) is an InputError."""
@@ -226,8 +232,8 @@ def parse_sgml(data: bytes) -> Submission:
         )
     block = m.group(0)
     header = block.decode("latin-1")
-    accession = (_field(header, "ACCESSION NUMBER") or [None])[0]
-    form = (_field(header, "CONFORMED SUBMISSION TYPE") or [None])[0]
+    accession = _first(header, "ACCESSION NUMBER")
+    form = _first(header, "CONFORMED SUBMISSION TYPE")
     if not accession or accession_in(accession) != accession:
         raise InputError(
             "no ACCESSION NUMBER in the header",
@@ -243,8 +249,8 @@ def parse_sgml(data: bytes) -> Submission:
         )
     ciks = _field(header, "CENTRAL INDEX KEY")
     names = _field(header, "COMPANY CONFORMED NAME")
-    filed = (_field(header, "FILED AS OF DATE") or [None])[0]
-    period = (_field(header, "CONFORMED PERIOD OF REPORT") or [None])[0]
+    filed = _first(header, "FILED AS OF DATE")
+    period = _first(header, "CONFORMED PERIOD OF REPORT")
     head = Header(
         accession=accession,
         form=form,

@@ -106,7 +106,7 @@ def load(paths: Sequence[Path], options: IngestOptions) -> Iterator[Item | Rejec
 
 def _close_of(isin: str, item: Item) -> tuple[str, dt.date, Decimal, dt.datetime]:
     """(ISIN, session date, close, availableAt) of a close-price item."""
-    values = {q.predicate: q.object for q in item.quads}
+    values = {q.predicate: q.object for q in item.quads if isinstance(q.object, Literal)}
     return (
         isin,
         dt.date.fromisoformat(values[FKG.sessionDate].value),

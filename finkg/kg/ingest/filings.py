@@ -180,6 +180,7 @@ def _from_sgml(path: Path, raw: bytes, index: Index) -> Filed:
     row = index.by_accession.get(h.accession)
     cik = h.cik or (row.cik if row else None)
     ticker = _ticker(index, cik, path)
+    when: Availability | None
     if h.acceptance:
         rule = "SGML header ACCEPTANCE-DATETIME, US Eastern wall time (America/New_York)"
         when = acceptance.exact(h.acceptance, field="ACCEPTANCE-DATETIME", rule=rule)

@@ -19,6 +19,7 @@ the ontology (`finkg.ontology.families`): a press release, analysis, news report
 from __future__ import annotations
 
 import csv
+import datetime as dt
 import gzip
 import io
 import json
@@ -110,7 +111,8 @@ def _records(path: Path, shape: Shape) -> Iterator[tuple[int | None, dict | Reje
         except InputError as e:
             yield e.line, Reject.of(e, source=str(path), line=e.line)
             return
-        for i, record in enumerate(records, start=1):  # type: ignore[arg-type]
+        assert isinstance(records, list)  # the text opens a JSON array
+        for i, record in enumerate(records, start=1):
             yield (
                 i,
                 record
@@ -148,7 +150,8 @@ def _csv_records(path: Path, text: str) -> Iterator[tuple[int | None, dict | Rej
             ),
         )
         return
-    start, unreadable = 2, []
+    start = 2
+    unreadable: list[Reject] = []
     for row in common.csv_rows(reader, path, unreadable):
         if None in row:
             yield start, Reject(str(path), start, "more values than columns", field="row")
@@ -172,7 +175,7 @@ def _field(record: dict, name: str, *, required: bool = True) -> str | None:
     return value.strip()
 
 
-def _published(record: dict, shape: Shape, options: IngestOptions) -> tuple[object, str]:
+def _published(record: dict, shape: Shape, options: IngestOptions) -> tuple[dt.datetime, str]:
     text = _field(record, shape.published) or ""
     if shape.zone_suffix and text.endswith(shape.zone_suffix):
         zone = ZoneInfo(shape.zone_suffix.strip())
@@ -192,7 +195,7 @@ def item(
 ) -> TextItem:
     symbol = (_field(record, shape.symbol) or "").upper()
     published, rule = _published(record, shape, options)
-    if published > options.moment:  # type: ignore[operator]
+    if published > options.moment:
         raise InputError(
             f"published after the moment of ingestion ({options.moment:%Y-%m-%d %H:%M:%S%z})",
             field=shape.published,
@@ -204,7 +207,7 @@ def item(
     url = _field(record, shape.url, required=False)
     page = common.web_url(url, field=shape.url) if url is not None else None
     site = _field(record, shape.site, required=False)
-    key = url or f"{published.isoformat()}|{title}"  # type: ignore[attr-defined]
+    key = url or f"{published.isoformat()}|{title}"
     node = mint("news", symbol, key, base=options.base)
     doc = mint("source/news", symbol, key, base=options.base)
     canonical = json.dumps(record, sort_keys=True, ensure_ascii=False).encode("utf-8")
@@ -220,7 +223,7 @@ def item(
         (RDF.type, FKG.NewsArticle),
         (DCTERMS.title, common.string(title)),
         (FKG.text, common.string(title + ("\n\n" + body if body else ""))),
-        (FKG.availableAt, common.datetime(published)),  # type: ignore[arg-type]
+        (FKG.availableAt, common.datetime(published)),
         (FKG.timeQuality, common.string("exact")),
         (FKG.timeRule, common.string(rule)),
         (FKG.sourceFamily, family_of_site(site, url=url)),

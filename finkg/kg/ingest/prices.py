@@ -18,7 +18,7 @@ bars take no part in them; where a date repeats for a ticker, the first bar coun
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
 import pandas as pd
@@ -130,14 +130,14 @@ def _session(text: str | None) -> dt.date:
 
 
 def bar(
-    row: dict[str, str | None], options: IngestOptions, *, ticker: str, source: str, line: int
+    row: Mapping[str, str | None], options: IngestOptions, *, ticker: str, source: str, line: int
 ) -> Item:
     """The `fkg:PriceBar` item of one CSV row (an InputError names what is wrong)."""
     return _bar(row, options, ticker=ticker, source=source, line=line)[0]
 
 
 def _bar(
-    row: dict[str, str | None], options: IngestOptions, *, ticker: str, source: str, line: int
+    row: Mapping[str, str | None], options: IngestOptions, *, ticker: str, source: str, line: int
 ) -> tuple[Item, str, dt.date, tuple[float, ...]]:
     """The bar's item, its ticker and session, and its values in `COLUMNS` order."""
     ticker = (row.get("ticker") or ticker).strip().upper()
@@ -152,16 +152,15 @@ def _bar(
             hint="ingest the bar once the session has closed",
         )
     values = {}
+    texts: dict[str, str] = {}
     for name in ("open", "high", "low", "close"):
-        if row.get(name) in (None, ""):
+        text = row.get(name)
+        if text is None or text == "":
             raise InputError("missing price", field=name.capitalize())
-        values[name] = common.decimal(row[name], field=name.capitalize(), positive=True)  # type: ignore[arg-type]
+        texts[name] = text
+        values[name] = common.decimal(text, field=name.capitalize(), positive=True)
     adj = row.get("adj_close")
-    values["adj_close"] = common.decimal(
-        adj if adj not in (None, "") else row["close"],  # type: ignore[arg-type]
-        field="Adj Close",
-        positive=True,
-    )
+    values["adj_close"] = common.decimal(adj or texts["close"], field="Adj Close", positive=True)
     o, h, lo, c = (float(values[k].value) for k in ("open", "high", "low", "close"))
     if not (lo <= min(o, c) and max(o, c) <= h):
         raise InputError(

@@ -3,7 +3,7 @@ same written as N-Quads text, or a `Reject` saying why the record cannot be inge
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 import pyoxigraph as ox
@@ -12,6 +12,13 @@ from pyoxigraph import BlankNode, Literal, NamedNode, Quad
 from finkg.errors import InputError
 
 Term = NamedNode | BlankNode | Literal
+
+
+def nquads(quads: Iterable[Quad]) -> bytes:
+    """`quads` written as N-Quads."""
+    data = ox.serialize(quads, format=ox.RdfFormat.N_QUADS)
+    assert data is not None  # serialize returns the bytes when given no output
+    return data
 
 
 @dataclass(frozen=True)

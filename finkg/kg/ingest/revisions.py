@@ -36,11 +36,10 @@ import hashlib
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-import pyoxigraph as ox
 from pyoxigraph import Literal, NamedNode, Quad
 
 from finkg import queries
-from finkg.kg.ingest.records import Item, Record
+from finkg.kg.ingest.records import Item, Record, nquads
 from finkg.kg.store import BaseStore
 from finkg.ontology.terms import DCTERMS, FKG, PROV, XSD
 
@@ -70,7 +69,7 @@ class Revised:
 
 def record_hash(quads: Iterable[Quad]) -> str:
     """`sha256:` and the SHA-256 of the statements, as sorted N-Quads lines."""
-    lines = sorted(ox.serialize(list(quads), format=ox.RdfFormat.N_QUADS).splitlines())
+    lines = sorted(nquads(list(quads)).splitlines())
     return "sha256:" + hashlib.sha256(b"\n".join(lines)).hexdigest()
 
 
@@ -136,19 +135,19 @@ def _revision(
     renamed = {q.subject for q in changed} | {item.key}
     new = {s: NamedNode(s.value + suffix) for s in renamed if isinstance(s, NamedNode)}
 
-    def term(t: object) -> object:
-        return new.get(t, t) if isinstance(t, NamedNode) else t
-
     key = new[item.key]
     graph = next(q.graph_name for q in quads if q.subject == item.key)
-    out = []
+    out: list[Quad] = []
     stated: Literal | None = None
     for q in quads:
-        if q.subject == item.key and q.predicate in _RETIMED:
-            if q.predicate == FKG.availableAt:
-                stated = q.object  # type: ignore[assignment]  # a dateTime literal
+        s, o = q.subject, q.object
+        if s == item.key and q.predicate in _RETIMED:
+            if q.predicate == FKG.availableAt and isinstance(o, Literal):  # a dateTime literal
+                stated = o
             continue
-        out.append(Quad(term(q.subject), q.predicate, term(q.object), q.graph_name))  # type: ignore[arg-type]
+        s = new.get(s, s) if isinstance(s, NamedNode) else s
+        o = new.get(o, o) if isinstance(o, NamedNode) else o
+        out.append(Quad(s, q.predicate, o, q.graph_name))
     at = now.astimezone(dt.UTC).isoformat(timespec="microseconds")
     rule = "a revision: available from the moment finkg ingested it"
     if stated is not None:

@@ -18,7 +18,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from itertools import chain
 
-from pyoxigraph import Literal, NamedNode, Quad
+from pyoxigraph import BlankNode, Literal, NamedNode, Quad, Triple
 
 from finkg import queries
 from finkg.errors import InputError
@@ -26,7 +26,7 @@ from finkg.kg.ingest.records import Item, Record, Reject, TextItem
 from finkg.kg.ingest.revisions import revise
 from finkg.kg.store import BaseStore
 from finkg.ontology.terms import FKG, RDF, is_vocabulary_term
-from finkg.shapes.screen import surely_conforms
+from finkg.shapes.screen import Statement, surely_conforms
 from finkg.shapes.validate import validate_quads
 
 CONTEXT_BATCH = 1_000  # nodes per lookup of what the store holds about them
@@ -179,7 +179,7 @@ def _check_shapes(
     """Drop (or refuse) the items whose nodes break a shape. The screen passes nearly every
     chunk without the SPARQL checks; where it cannot, they decide and report."""
     context = _context(store, items)
-    stored = ((q.subject, q.predicate, q.object) for q in context)
+    stored = (_statement(q) for q in context)
     if surely_conforms(chain(_statements(items), stored)):
         return items
     result = validate_quads(
@@ -188,8 +188,8 @@ def _check_shapes(
     )
     if result.conforms:
         return items
-    owner = {q.subject.value: item for item in items for q in item.quads}
-    held = {q.subject.value for q in context}
+    owner = {_subject(q).value: item for item in items for q in item.quads}
+    held = {_subject(q).value for q in context}
     bad: dict[int, Reject] = {}
     for v in result.violations:
         item = owner.get(v.focus)
@@ -218,14 +218,32 @@ def _context(store: BaseStore, items: list[Record]) -> list[Quad]:
             terms = (t for q in item.quads for t in (q.subject, q.object))
             nodes.update(t for t in terms if isinstance(t, NamedNode))
         else:
-            nodes.update(q.subject for q in item.quads if q.subject != item.key)  # type: ignore[misc]
+            subjects = (q.subject for q in item.quads if q.subject != item.key)
+            nodes.update(s for s in subjects if isinstance(s, NamedNode))
     listed = list(nodes)
-    quads = []
+    quads: list[Quad] = []
     for start in range(0, len(listed), CONTEXT_BATCH):
         batch = listed[start : start + CONTEXT_BATCH]
-        rows = queries.run(store, "subject_quads", {"node": batch})
-        quads += [Quad(r["node"], r["p"], r["o"], r["g"]) for r in rows]  # type: ignore[arg-type, union-attr]
+        rows = queries.select(store, "subject_quads", {"node": batch})
+        quads += [Quad(r.iri("node"), r.iri("p"), r.term("o"), r.iri("g")) for r in rows]
     return quads
+
+
+def _subject(q: Quad) -> NamedNode | BlankNode:
+    """A quad's subject: finkg holds no RDF 1.2 triple terms (`rdf_files` refuses them)."""
+    if isinstance(q.subject, Triple):
+        raise InputError(_RDF12, field=q.predicate.value, value=str(q))
+    return q.subject
+
+
+def _statement(q: Quad) -> Statement:
+    """A stored quad's statement, for the screen (`_subject`: no triple terms)."""
+    if isinstance(q.object, Triple):
+        raise InputError(_RDF12, field=q.predicate.value, value=str(q))
+    return _subject(q), q.predicate, q.object
+
+
+_RDF12 = "an RDF 1.2 triple term: finkg does not use RDF 1.2"
 
 
 def _statements(items: list[Record]) -> Iterator[tuple]:
@@ -238,7 +256,7 @@ def existing(store: BaseStore, items: Sequence[Record]) -> set[NamedNode]:
     `rdf:type` quad (its class in its graph) is in the store, one point lookup each."""
     typed = [_key_type(i) for i in items]
     held = store.held(typed)
-    return {q.subject for q in typed if q in held}  # type: ignore[misc]
+    return {q.subject for q in typed if q in held and isinstance(q.subject, NamedNode)}
 
 
 def _key_type(item: Record) -> Quad:

@@ -8,13 +8,13 @@ from __future__ import annotations
 import datetime as dt
 import uuid
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 
 import pyoxigraph as ox
 from pyoxigraph import Literal, NamedNode, Quad, Triple
 
 from finkg import queries
-from finkg.errors import InputError, StoreError
+from finkg.errors import InputError, QueryError, StoreError
 from finkg.kg.graphs import Graphs
 from finkg.kg.store.protocol import Commit, DefaultGraphs
 from finkg.kg.update_targets import check_update
@@ -41,6 +41,10 @@ class BaseStore(ABC):
 
     @abstractmethod
     def _write(self, add: list[Quad], remove: list[Quad]) -> None: ...
+
+    @abstractmethod
+    def quads(self, graph: NamedNode | None = None) -> Iterator[Quad]:
+        """The quads of `graph`, or of every named graph of finkg's."""
 
     def update(self, update: str, *, note: str = "update", maintenance: bool = False) -> Commit:
         """Run a SPARQL update as one commit. finkg refuses (`update_targets.check_update`)
@@ -115,12 +119,13 @@ class BaseStore(ABC):
                     q.subject,
                     q.predicate,
                     q.object,
-                    q.graph_name,
+                    _named_graph(q),
                 )
                 for i, q in enumerate(batch)
             ]
-            result = self.select(bind(text, {("i", "s", "p", "o", "g"): rows}))  # type: ignore[dict-item]
-            found |= {batch[int(r["i"].value)] for r in result}  # type: ignore[union-attr]
+            result = self.select(bind(text, {("i", "s", "p", "o", "g"): rows}))
+            answer = queries.Rows("held_quads", result.variables, result.rows)
+            found |= {batch[r.integer("i")] for r in answer}
         return found
 
     _sole_writer = False  # whether every write goes through this object (see generation)
@@ -135,8 +140,8 @@ class BaseStore(ABC):
         writing at the same instant can draw the same number."""
         if self._generation is not None:
             return self._generation
-        value = queries.run(self, "store_generation").scalar()  # type: ignore[union-attr]
-        generation = int(value.value) if value is not None else 0  # type: ignore[union-attr]
+        value = queries.select(self, "store_generation").one().maybe_integer("generation")
+        generation = value if value is not None else 0
         if self._sole_writer:
             self._generation = generation
         return generation
@@ -148,8 +153,8 @@ class BaseStore(ABC):
 
     def named_graphs(self) -> list[NamedNode]:
         """finkg's named graphs that hold triples, by IRI (see `own_graphs`)."""
-        result = queries.run(self, "named_graphs")
-        return own_graphs(result.column("graph"), self.graphs)  # type: ignore[union-attr]
+        result = queries.select(self, "named_graphs")
+        return own_graphs(result.column("graph"), self.graphs)
 
     def _commit(self, iri: NamedNode | None, note: str, count: int | None) -> Commit:
         """A commit numbered one above the current generation (read before the write, so a
@@ -173,6 +178,15 @@ class BaseStore(ABC):
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _named_graph(q: Quad) -> NamedNode:
+    """A quad's graph, for binding into a query: only a named graph can be bound."""
+    if not isinstance(q.graph_name, NamedNode):
+        raise QueryError(
+            "only IRIs, literals and triples can be bound", field="g", value=repr(q.graph_name)
+        )
+    return q.graph_name
 
 
 def own_graphs(found: Iterable[object], graphs: Graphs) -> list[NamedNode]:

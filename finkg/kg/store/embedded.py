@@ -6,7 +6,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
 import pyoxigraph as ox
-from pyoxigraph import NamedNode, Quad, Triple
+from pyoxigraph import BlankNode, DefaultGraph, NamedNode, Quad, Triple
 
 from finkg.errors import MissingStoreError, QueryError, StoreError
 from finkg.kg.graphs import Graphs
@@ -62,18 +62,24 @@ class EmbeddedStore(BaseStore):
             raise StoreError(f"could not hold the view in memory: {e}") from None
         return view
 
-    def _dataset(self, default_graphs: DefaultGraphs) -> dict[str, object]:
-        if default_graphs is None:
-            return {}
-        if default_graphs == "union":
-            return {"use_default_graph_as_union": True}
-        graphs = list(default_graphs)
-        # The listed graphs are the only ones the query can read, through GRAPH too.
-        return {"default_graph": graphs, "named_graphs": graphs}
-
-    def _query(self, query: str, default_graphs: DefaultGraphs) -> object:
+    def _query(
+        self, query: str, default_graphs: DefaultGraphs
+    ) -> ox.QuerySolutions | ox.QueryBoolean | ox.QueryTriples:
         try:
-            return self._store.query(query, **self._dataset(default_graphs))
+            if default_graphs is None:
+                return self._store.query(query)
+            if default_graphs == "union":
+                return self._store.query(query, use_default_graph_as_union=True)
+            if isinstance(default_graphs, str):
+                raise QueryError(
+                    "a dataset is 'union' or a list of graphs",
+                    field="default_graphs",
+                    value=default_graphs,
+                )
+            # The listed graphs are the only ones the query can read, through GRAPH too.
+            default: list[NamedNode | BlankNode | DefaultGraph] = [*default_graphs]
+            named: list[NamedNode | BlankNode] = [*default_graphs]
+            return self._store.query(query, default_graph=default, named_graphs=named)
         except SyntaxError as e:
             raise QueryError(f"SPARQL syntax error: {e}", field="query") from None
         except OSError as e:
@@ -144,6 +150,7 @@ class EmbeddedStore(BaseStore):
         self._check_writable(note)
         record = self._commit(commit, note, count)
         tail = ox.serialize([*add, *commit_quads(record, self.graphs)], format=ox.RdfFormat.N_QUADS)
+        assert tail is not None  # serialize returns the bytes when given no output
         try:
             # one bulk load below Oxigraph's batch size is one atomic SST ingestion, like
             # bulk_extend (tests/test_crash.py kills ingests to show it)

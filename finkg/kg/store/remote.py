@@ -90,7 +90,15 @@ class RemoteStore(BaseStore):
             # the same answers but plans that took minutes on the real event store
             sw.addParameter("union-default-graph", "")
         elif default_graphs is not None:
-            graphs = self.named_graphs() if default_graphs == "union" else list(default_graphs)
+            if isinstance(default_graphs, str) and default_graphs != "union":
+                raise QueryError(
+                    "a dataset is 'union' or a list of graphs",
+                    field="default_graphs",
+                    value=default_graphs,
+                )
+            graphs = (
+                self.named_graphs() if isinstance(default_graphs, str) else list(default_graphs)
+            )
             for g in graphs:
                 sw.addDefaultGraph(g.value)
                 # the listed graphs are all a query can read; for the union, every graph is
@@ -268,8 +276,7 @@ class RemoteStore(BaseStore):
     def quads(self, graph: NamedNode | None = None) -> Iterator[Quad]:
         graphs = [graph] if graph is not None else self.named_graphs()
         for g in graphs:
-            triples = queries.run(self, "graph_triples", {"graph": g})
-            for t in triples:  # type: ignore[union-attr]
+            for t in queries.construct(self, "graph_triples", {"graph": g}):
                 yield Quad(t.subject, t.predicate, t.object, g)
 
 

@@ -20,6 +20,7 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 from functools import cache
+from typing import Protocol
 
 import numpy as np
 
@@ -31,8 +32,14 @@ TOKENIZER_ID = "finkg-words-en-snowball/1"
 _WORD = re.compile(r"[a-z0-9]+(?:[.,][0-9]+)*%?")
 
 
+class _Stemmer(Protocol):
+    """PyStemmer's `Stemmer.Stemmer` (a C extension without stubs)."""
+
+    def stemWords(self, words: Sequence[str]) -> list[str]: ...
+
+
 @cache
-def _stemmer() -> object:
+def _stemmer() -> _Stemmer:
     import Stemmer
 
     return Stemmer.Stemmer("english")
@@ -48,7 +55,7 @@ def _stopwords() -> frozenset[str]:
 def tokenize(texts: Sequence[str]) -> list[list[str]]:
     """Lower-cased words and numbers (`4.5%`, `1,200` kept whole), English stop words
     dropped, Snowball-stemmed."""
-    stop, stem = _stopwords(), _stemmer().stemWords  # type: ignore[attr-defined]
+    stop, stem = _stopwords(), _stemmer().stemWords
     return [stem([w for w in _WORD.findall(t.lower()) if w not in stop]) for t in texts]
 
 

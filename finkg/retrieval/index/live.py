@@ -20,8 +20,8 @@ from finkg.retrieval.index.embed import Embedder
 
 
 def node_texts(store: BaseStore, iris: Sequence[NamedNode]) -> dict[NamedNode, str]:
-    rows = queries.run(store, "texts_of", {"node": list(iris)})
-    return {r["node"]: r["text"].value for r in rows}  # type: ignore[union-attr, misc]
+    rows = queries.select(store, "texts_of", {"node": list(iris)})
+    return {r.iri("node"): r.string("text") for r in rows}
 
 
 class _Live:

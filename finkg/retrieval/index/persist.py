@@ -92,22 +92,22 @@ def class_iris(classes: Iterable[NamedNode | str]) -> tuple[str, ...]:
 def node_texts(store: BaseStore, classes: Sequence[str]) -> dict[str, str]:
     """{node IRI: text} for every node of `classes`, sorted by IRI; a node's several texts
     are joined (sorted, blank line between) so the result does not depend on row order."""
-    result = queries.run(store, "node_texts", {"class": [NamedNode(c) for c in classes]})
+    result = queries.select(store, "node_texts", {"class": [NamedNode(c) for c in classes]})
     texts: dict[str, list[str]] = {}
-    for row in result:  # type: ignore[union-attr]
-        node, text = row["node"], row["text"]
+    for row in result:
+        node, text = row.maybe("node"), row.maybe_string("text")
         if isinstance(node, NamedNode) and text is not None:
-            texts.setdefault(node.value, []).append(text.value)  # type: ignore[union-attr]
+            texts.setdefault(node.value, []).append(text)
     return {iri: "\n\n".join(sorted(texts[iri])) for iri in sorted(texts)}
 
 
 def store_state(store: BaseStore) -> tuple[int, str | None]:
     """(generation, latest commit IRI) of a store; (0, None) for a store never written."""
-    rows = list(queries.run(store, "store_head"))  # type: ignore[arg-type]
-    if not rows or rows[0]["generation"] is None:
+    head = queries.select(store, "store_head").first()
+    generation = head.maybe_integer("generation") if head is not None else None
+    if head is None or generation is None:
         return 0, None
-    commit = rows[0]["commit"]
-    return int(rows[0]["generation"].value), commit.value if commit is not None else None
+    return generation, head.maybe_string("commit")
 
 
 def diff(old_iris: Sequence[str], old_hashes: Sequence[str], current: Mapping[str, str]) -> Diff:

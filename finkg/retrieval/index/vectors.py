@@ -38,7 +38,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -65,15 +65,17 @@ class _Data:
     """One version of the index's contents."""
 
     dim: int
-    iris: list[str] = field(default_factory=list)
-    hashes: list[str] = field(default_factory=list)
-    matrix: np.ndarray | None = None
+    iris: list[str]
+    hashes: list[str]
+    matrix: np.ndarray  # one row per IRI, `dim` columns
     hnsw: Any = None  # a faiss.IndexHNSWFlat over `matrix`, or None
 
     def __post_init__(self) -> None:
-        if self.matrix is None:
-            self.matrix = np.zeros((0, self.dim), dtype=np.float32)
         self.row = {iri: i for i, iri in enumerate(self.iris)}
+
+    @classmethod
+    def empty(cls, dim: int) -> _Data:
+        return cls(dim, [], [], np.zeros((0, dim), dtype=np.float32))
 
     def write(self, folder: Path) -> None:
         nodes = {"iris": self.iris, "hashes": self.hashes}
@@ -146,7 +148,7 @@ class VectorIndex(persist.PersistedIndex):
         }
         manifest = persist.open_manifest(directory, KIND, asked)
         folder = manifest.get("data")
-        data = _Data(dim)
+        data = _Data.empty(dim)
         if folder:
             data = _Data.read(directory / folder, dim, hnsw_from=faiss_threshold)
         return cls(directory, manifest, data, faiss_threshold, ef_search)
@@ -190,7 +192,8 @@ class VectorIndex(persist.PersistedIndex):
         texts = persist.node_texts(store, self._manifest["classes"])
         hashes = {iri: persist.text_hash(t) for iri, t in texts.items()}
         d = persist.diff(self._data.iris, self._data.hashes, hashes)
-        todo, done, since = d.added + d.changed, {}, 0
+        todo, since = d.added + d.changed, 0
+        done: dict[str, np.ndarray] = {}
         for start in range(0, len(todo), batch_size):
             batch = todo[start : start + batch_size]
             done.update(zip(batch, self._embed(embedder, [texts[i] for i in batch]), strict=True))

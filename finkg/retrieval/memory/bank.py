@@ -117,23 +117,22 @@ def entries(
         values["company"] = company if isinstance(company, NamedNode) else NamedNode(company)
     if before is not None:
         values["before"] = before
-    grouped: dict[str, tuple[dict[str, str], set[str], set[str]]] = {}
-    for row in queries.run(store, "bank_entries", values):  # type: ignore[union-attr]
-        v = {k: t.value for k, t in row.items() if t is not None}  # type: ignore[union-attr]
-        _, evidence, names = grouped.setdefault(v["entry"], (v, set(), set()))
-        evidence.add(v["evidence"])
-        names.update(v[k] for k in ("label", "ticker") if k in v)
+    grouped: dict[str, tuple[queries.Row, set[str], set[str]]] = {}
+    for row in queries.select(store, "bank_entries", values):
+        _, evidence, names = grouped.setdefault(row.string("entry"), (row, set(), set()))
+        evidence.add(row.string("evidence"))
+        names.update(n for k in ("label", "ticker") if (n := row.maybe_string(k)) is not None)
     found = [
         BankEntry(
-            company=v["company"],
-            question=v["question"],
-            period=v["period"],
-            answer=v["answer"],
-            available_at=dt.datetime.fromisoformat(v["availableAt"]),
+            company=first.string("company"),
+            question=first.string("question"),
+            period=first.string("period"),
+            answer=first.string("answer"),
+            available_at=dt.datetime.fromisoformat(first.string("availableAt")),
             evidence=tuple(sorted(evidence)),
             names=tuple(sorted(names)),
         )
-        for v, evidence, names in grouped.values()
+        for first, evidence, names in grouped.values()
     ]
     return sorted(found, key=BankEntry.key)
 
@@ -166,8 +165,14 @@ def add_entries(store: BaseStore, new: Iterable[BankEntry]) -> int:
 
 
 def _check(store: BaseStore, quads: Sequence[Quad], evidence: list[str]) -> None:
-    context = queries.run(store, "evidence_context", {"node": [NamedNode(e) for e in evidence]})
-    known = {t.subject.value for t in context if t.predicate == FKG.availableAt}  # type: ignore[union-attr]
+    context = queries.construct(
+        store, "evidence_context", {"node": [NamedNode(e) for e in evidence]}
+    )
+    known = {
+        t.subject.value
+        for t in context
+        if t.predicate == FKG.availableAt and isinstance(t.subject, NamedNode)
+    }
     missing = [e for e in evidence if e not in known]
     if missing:
         raise InputError(
@@ -176,7 +181,7 @@ def _check(store: BaseStore, quads: Sequence[Quad], evidence: list[str]) -> None
             value=missing[:5],
             hint="ingest the passages first, and cite them by IRI",
         )
-    report = validate_quads([*quads, *(Quad(t.subject, t.predicate, t.object) for t in context)])  # type: ignore[union-attr]
+    report = validate_quads([*quads, *(Quad(t.subject, t.predicate, t.object) for t in context)])
     if not report.conforms:
         raise BankEntryRejected(report)
 

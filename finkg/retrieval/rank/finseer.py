@@ -153,7 +153,7 @@ class FinSeer:
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
-        vectors = self.model.encode(  # type: ignore[attr-defined]
+        vectors = self.model.encode(
             list(texts),
             batch_size=32,
             normalize_embeddings=True,

@@ -24,6 +24,7 @@ import dataclasses
 import datetime as dt
 from collections.abc import Callable
 from pathlib import Path
+from typing import TypedDict
 from zoneinfo import ZoneInfo
 
 from pydantic import BaseModel, ConfigDict
@@ -52,7 +53,19 @@ VARIANTS = ("static", "cited", "shuffled-labels")
 # (with MiniLM and with the hash embedder). These settings make the filings frequent enough
 # to be cited and learnt within the span: 4 tickers, less news, many reported outlook 8-Ks
 # with a stronger drift, chatter that always contradicts them.
-IMPACT_WORLD = {
+
+
+class PlantedSignal(TypedDict):
+    """The `WorldSpec` fields `IMPACT_WORLD` sets."""
+
+    tickers: int
+    news_per_ticker_session: float
+    extra_8k_per_ticker_session: float
+    guidance_drift: float
+    chatter_contrary_share: float
+
+
+IMPACT_WORLD: PlantedSignal = {
     "tickers": 4,
     "news_per_ticker_session": 0.2,
     "extra_8k_per_ticker_session": 0.5,
@@ -109,7 +122,7 @@ class DemoImpact(BaseModel):
 
 def impact_world(spec: WorldSpec) -> WorldSpec:
     """`spec` with the planted signal of `IMPACT_WORLD`."""
-    return dataclasses.replace(spec, **IMPACT_WORLD)  # type: ignore[arg-type]
+    return dataclasses.replace(spec, **IMPACT_WORLD)
 
 
 def spans(spec: WorldSpec) -> tuple[Span, Span]:

@@ -16,6 +16,7 @@ import datetime as dt
 import json
 import math
 from dataclasses import dataclass
+from typing import Any
 
 from finkg import queries
 from finkg.evaluation.labels import PriceTable, ResidualLabel
@@ -46,11 +47,15 @@ class ScoredItem:
     label: ResidualLabel | None
     citation: dict[str, float] | None = None  # the citation question's raw scores
 
-    def matured(self) -> Matured:
-        """The item as a head learns from it (only for a labelled item)."""
+    def labelled(self) -> ResidualLabel:
+        """The item's label (only for a labelled item)."""
         if self.label is None:
             raise ValueError(f"{self.prediction} at {self.horizon}D has no label")
-        return matured_item(self.label, option_logprobs(self.logprobs), self.features)
+        return self.label
+
+    def matured(self) -> Matured:
+        """The item as a head learns from it (only for a labelled item)."""
+        return matured_item(self.labelled(), option_logprobs(self.logprobs), self.features)
 
 
 def _features(parameters: dict) -> tuple[float, ...]:
@@ -75,14 +80,14 @@ def scored_items(
     values: dict[str, object] = {"firstDay": first_day, "lastDay": last_day}
     if memory is not None:
         values["memory"] = memory.iri
-    rows = list(queries.run(store, "impact_scored_signals", values))  # type: ignore[arg-type]
-    found = []
+    rows = queries.select(store, "impact_scored_signals", values)
+    found: list[tuple[queries.Row, str, dict[str, Any], int, dict[str, Any]]] = []
     for r in rows:
-        keys = readable_keys("company", r["company"], base=store.graphs.base)
+        keys = readable_keys("company", r.iri("company"), base=store.graphs.base)
         if keys is None:
             continue
-        parameters = json.loads(r["parameters"].value)
-        horizon = int(r["horizon"].value)
+        parameters = json.loads(r.string("parameters"))
+        horizon = r.integer("horizon")
         logprobs = parameters.get("logprobs", {}).get(f"{horizon}D")
         if logprobs is None or set(logprobs) != set(CLASSES):
             continue  # a run that did not record its scores cannot be refitted on
@@ -90,22 +95,22 @@ def scored_items(
     if not found:
         return []
     if prices is None:
-        pairs = [(ticker, dt.date.fromisoformat(r["day"].value)) for r, ticker, *_ in found]
+        pairs = [(ticker, r.date("day")) for r, ticker, *_ in found]
         prices = prices_for(store, pairs, proxy=proxy, calendar=calendar)
     book = LabelBook(prices, proxy=proxy, calendar=calendar)
-    out = []
+    out: list[ScoredItem] = []
     for r, ticker, parameters, horizon, logprobs in found:
-        day = dt.date.fromisoformat(r["day"].value)
+        day = r.date("day")
         out.append(
             ScoredItem(
-                prediction=r["prediction"].value,
-                anchor=r["anchor"].value,
+                prediction=r.string("prediction"),
+                anchor=r.string("anchor"),
                 ticker=ticker,
-                headline=r["headline"].value,
+                headline=r.string("headline"),
                 prediction_day=day,
-                decision=dt.datetime.fromisoformat(r["decision"].value),
+                decision=r.datetime("decision"),
                 horizon=horizon,
-                value=int(r["value"].value),
+                value=r.integer("value"),
                 logprobs={k: float(v) for k, v in logprobs.items()},
                 features=_features(parameters),
                 label=book.label(ticker, day, horizon),

@@ -15,6 +15,7 @@ import datetime as dt
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 
 from pyoxigraph import NamedNode
 
@@ -176,7 +177,8 @@ class Prequential:
             prices = load_prices(store, ordered, proxy=config.proxy, calendar=calendar)
         feeds: dict[str, HeadFeed] = {}
         if scored:
-            book = LabelBook(prices, proxy=config.proxy, calendar=calendar)  # type: ignore[arg-type]
+            assert prices is not None  # loaded above when scoring
+            book = LabelBook(prices, proxy=config.proxy, calendar=calendar)
             feeds = {
                 name: HeadFeed(
                     store,
@@ -212,9 +214,10 @@ class Prequential:
             # on the runner names the predictions to feed back instead of searching the store
             since = calendar.session_offset(ordered[0].prediction_day, -FEEDBACK_LOOKBACK_SESSIONS)
             for state in learning:
+                assert state.memory is not None  # learning: the variants with a memory
                 for s in signals(
                     store,
-                    state.memory,  # type: ignore[arg-type]
+                    state.memory,
                     first_day=since,
                     last_day=ordered[-1].prediction_day,
                 ):
@@ -238,13 +241,15 @@ class Prequential:
                     else ordered[0].prediction_day,
                     -FEEDBACK_LOOKBACK_SESSIONS,
                 )
+                assert prices is not None  # loaded above when learning
                 for state in learning:
+                    assert state.memory is not None  # learning: the variants with a memory
                     report = feedback(
                         store,
-                        state.memory,  # type: ignore[arg-type]
+                        state.memory,
                         as_of=anchor.decision_time,
                         first_day=first_day,
-                        prices=prices,  # type: ignore[arg-type]
+                        prices=prices,
                         calendar=calendar,
                         proxy=config.proxy,
                         weights=weights,
@@ -254,7 +259,8 @@ class Prequential:
                     )
                     _merge(state.summary.feedback, report)
                     if report.outcomes:
-                        state.timeline.refresh()  # type: ignore[union-attr]
+                        assert state.timeline is not None  # made for every variant with a memory
+                        state.timeline.refresh()
                 last_feedback = anchor.decision_time
             # nothing matures inside a session: every anchor of it is prepared on the same
             # memory and heads, read together, and written in time order
@@ -349,7 +355,7 @@ def _read_session(
         if key is not None:
             first.add(key)
         slots.append(len(tasks))
-        tasks.append(lambda p=p: read_prepared(llm, p, cache=cache))
+        tasks.append(partial(read_prepared, llm, p, cache=cache))
     outcomes = run_all(tasks, concurrency=concurrency_of(llm))
     return [None if s is None else outcomes[s] for s in slots]
 

@@ -23,7 +23,9 @@ def evidence_block(
 ) -> tuple[str, dict[str, NamedNode]]:
     """`N1 [News, 2020-04-29]: text...` lines and the id of each item."""
     texts = node_texts(store, [r.candidate.evidence for r in context])
-    lines, ids, counter = [], {}, {}
+    lines: list[str] = []
+    ids: dict[str, NamedNode] = {}
+    counter: dict[str, int] = {}
     for r in context:
         c = r.candidate
         letter, _ = SHORT.get(top_family(c.family), OTHER_FAMILY)
@@ -48,7 +50,7 @@ def prompt_values(
     """The impact template's values for one anchor, its context and its market card, and
     the evidence ids the reader may cite."""
     evidence, ids = evidence_block(store, context, snippet_chars)
-    values = {
+    values: dict[str, object] = {
         "anchor_id": "A0",
         "headline": anchor.headline,
         "ticker": anchor.ticker,

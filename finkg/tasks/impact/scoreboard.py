@@ -102,7 +102,7 @@ class Anchors:
     def labels(self) -> np.ndarray:
         return np.array(
             [
-                [LABEL_OPTION[self.items[h][i].label.label] for h in HORIZONS]
+                [LABEL_OPTION[self.items[h][i].labelled().label] for h in HORIZONS]
                 for i in range(len(self.keys))
             ]
         )
@@ -183,7 +183,12 @@ def rank_ic_interval(
     that resamples days; and how many days it rests on."""
     rows = [
         Scored(
-            t, d, h, OPTIONS[decided[i, j]], test.items[h][i].label.label, test.items[h][i].label.z
+            t,
+            d,
+            h,
+            OPTIONS[decided[i, j]],
+            test.items[h][i].labelled().label,
+            test.items[h][i].labelled().z,
         )
         for i, (t, d) in enumerate(zip(test.tickers, test.days, strict=True))
         for j, h in enumerate(HORIZONS)

@@ -43,7 +43,7 @@ from finkg.evaluation.baselines import (
 from finkg.kg.derive.cards import MarketCard
 from finkg.reader.llm import LLM, Message
 from finkg.reader.read import OptionScores, OutputCache, prompt, score_many
-from finkg.reader.schemas import HorizonSignal, ImpactPrediction, ImpactSignals
+from finkg.reader.schemas import HorizonSignal, ImpactPrediction, ImpactSignals, Signal
 from finkg.tasks.heads import HeadState
 
 # option -> signal value; the order is the decision heads' class order
@@ -217,8 +217,11 @@ def cited_ids(scored: Scored, head: HeadState | None = None) -> list[str]:
     logprobs = scored.citation.logprobs
     order = list(logprobs)
     if head is not None and head.n:
-        means = dict(zip(head.classes, head.parameters["means"], strict=True))  # type: ignore[call-overload]
-        unseen = float(head.parameters["unseen"])  # type: ignore[arg-type]
+        stored, unseen_margin = head.parameters["means"], head.parameters["unseen"]
+        if not isinstance(stored, list) or not isinstance(unseen_margin, int | float):
+            raise ValueError("a citation head's state needs a list of means and an unseen margin")
+        means = dict(zip(head.classes, stored, strict=True))
+        unseen = float(unseen_margin)
         adjusted = {o: m - float(means.get(o, unseen)) for o, m in margins(logprobs).items()}
         adjusted[NONE] = 0.0
     else:
@@ -234,10 +237,10 @@ def finite(values: Sequence[float]) -> list[float | None]:
 
 def as_prediction(scored: Scored, ids: list[str], event_type: str) -> ImpactPrediction:
     """A scored decision in the prediction contract: each horizon's value, the cited ids."""
-    label = {1: "+1", 0: "0", -1: "-1"}
+    label: dict[int, Signal] = {1: "+1", 0: "0", -1: "-1"}
 
     def signal(h: int) -> HorizonSignal:
-        return HorizonSignal(signal=label[scored.values[h]], ids=list(ids), reason="")  # type: ignore[arg-type]
+        return HorizonSignal(signal=label[scored.values[h]], ids=list(ids), reason="")
 
     return ImpactPrediction(
         event_type=event_type,

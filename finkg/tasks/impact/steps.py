@@ -26,7 +26,7 @@ from finkg.kg.store import BaseStore
 from finkg.ontology.terms import PROV
 from finkg.reader.llm import LLM, messages_hash
 from finkg.reader.read import OutputCache, ReadResult, prompt, read
-from finkg.reader.schemas import ImpactCompact
+from finkg.reader.schemas import ImpactCompact, ImpactPrediction
 from finkg.reader.transport import RequestFailed
 from finkg.reader.usage import Usage, metered
 from finkg.retrieval.memory.source import MemoryTimeline, SourceMemory, memory_node_quads
@@ -197,6 +197,8 @@ def finish(store: BaseStore, llm: LLM, p: Prepared, answered: Read) -> ImpactRes
     result, scored, cost = answered.result, answered.scored, answered.usage
     if result.output is None:
         return ImpactResult(anchor, p.retrieved, result, None, p.ids)
+    prediction = result.output
+    assert isinstance(prediction, ImpactPrediction)  # `_ask` expands a compact reply
     if scored is not None:
         prompt_hash, tokens_in, tokens_out = scored.prompt_hash, scored.tokens_in, 0
     else:
@@ -238,7 +240,7 @@ def finish(store: BaseStore, llm: LLM, p: Prepared, answered: Read) -> ImpactRes
     quads = [
         *anchor.quads(graph),
         *impact_quads(
-            result.output,  # type: ignore[arg-type]
+            prediction,
             output=output,
             anchor=anchor.iri,
             run=run,

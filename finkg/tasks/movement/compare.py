@@ -35,7 +35,7 @@ from pathlib import Path
 
 import numpy as np
 
-from finkg.evaluation.stats import accuracy, bootstrap, mcc, paired, permutation
+from finkg.evaluation.stats import Interval, accuracy, bootstrap, mcc, paired, permutation
 from finkg.kg.calendar import get_calendar
 from finkg.reader.budget import count_tokens
 from finkg.reader.llm import LLM, messages_hash
@@ -206,8 +206,8 @@ def choose(
     return Choice(best, head, figures, max(sizes, default=0))
 
 
-def _triple(interval: object) -> list[float]:
-    return [interval.value, interval.low, interval.high]  # type: ignore[attr-defined]
+def _triple(interval: Interval) -> list[float]:
+    return [interval.value, interval.low, interval.high]
 
 
 @dataclass(frozen=True)

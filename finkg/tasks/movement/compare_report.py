@@ -7,10 +7,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 from finkg.evaluation.stats import Interval, verdict
 
-Result = Mapping[str, object]
+# The result as JSON (`compare.as_json` plus the benchmark's options, data and timings),
+# rendered alike from the live dict and from the saved file.
+Result = Mapping[str, Any]
 
 
 def _ci(x: Sequence[float]) -> str:

@@ -161,10 +161,10 @@ def store_tickers(store: BaseStore) -> list[str]:
     """Tickers with price bars in the store (from their company IRIs' readable keys)."""
     from finkg.kg.iri import readable_keys
 
-    rows = queries.run(store, "priced_companies", {})
-    out = []
-    for r in rows:  # type: ignore[union-attr]
-        keys = readable_keys("company", r["company"], base=store.graphs.base)
+    rows = queries.select(store, "priced_companies", {})
+    out: list[str] = []
+    for r in rows:
+        keys = readable_keys("company", r.iri("company"), base=store.graphs.base)
         if keys:
             out.append(keys[0])
     return sorted(out)
@@ -177,18 +177,16 @@ def session_labels(
     companies = {mint("company", t, base=store.graphs.base): t for t in tickers}
     if not companies:
         return []
-    rows = queries.run(
+    rows = queries.select(
         store,
         "adj_closes",
         {"entity": list(companies), "first": start - dt.timedelta(days=10), "last": end},
     )
     series: dict[str, list[tuple[dt.date, float]]] = {}
-    for r in rows:  # type: ignore[union-attr]
-        t = companies[r["entity"]]  # type: ignore[index]
-        series.setdefault(t, []).append(
-            (dt.date.fromisoformat(r["day"].value), float(r["adjClose"].value))
-        )
-    out = []
+    for r in rows:
+        t = companies[r.iri("entity")]
+        series.setdefault(t, []).append((r.date("day"), r.double("adjClose")))
+    out: list[tuple[str, dt.date, str]] = []
     for t, points in sorted(series.items()):
         points.sort()
         labels = movements(np.array([p[1] for p in points]))

@@ -197,7 +197,7 @@ def _match(item: str, rows: Sequence[_Row]) -> list[tuple[float, _Row]]:
 
 def _cells_for(row: _Row, years: list[str], needed: int) -> list[tuple[str, Cell]] | None:
     if years:
-        by_year = {}
+        by_year: dict[str, tuple[str, Cell]] = {}
         for bid, c in row.cells:
             by_year.setdefault(c.period, (bid, c))
         picked = [by_year[y] for y in years if y in by_year]

@@ -42,6 +42,7 @@ import datetime as dt
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import partial
 
 from pyoxigraph import NamedNode, Quad
 
@@ -145,7 +146,7 @@ class QA:
             self._stage(q, as_of=as_of, company=company, documents=documents) for q in questions
         ]
         outcomes = run_all(
-            [lambda s=s: self._answer(s) for s in staged], concurrency=concurrency_of(self.llm)
+            [partial(self._answer, s) for s in staged], concurrency=concurrency_of(self.llm)
         )
         out = []
         for s, outcome in zip(staged, outcomes, strict=True):
@@ -200,9 +201,11 @@ class QA:
                 )
             seconds["facts"] = time.perf_counter() - t
             if facts_only or (facts is not None and facts.answers):
-                answered = facts is not None and facts.answers
-                part = Part(SubQuestion(text, None), "facts", facts.blocks if answered else [])
-                blocks = facts.blocks if answered else []
+                if facts is not None and facts.answers:
+                    part = Part(SubQuestion(text, None), "facts", facts.blocks)
+                    blocks = facts.blocks
+                else:
+                    part, blocks = Part(SubQuestion(text, None), "facts", []), []
                 return Staged(text, as_of, [part], blocks, seconds, started, usage, facts)
             t = time.perf_counter()
             parts = [Part(sq, "documents") for sq in decompose(text)]
@@ -222,6 +225,8 @@ class QA:
         blocks = s.blocks
         calc = None
         facts = s.facts
+        output: Answer | None
+        result: ReadResult | None
         with metered() as usage:
             try:
                 if facts is not None and facts.answers and facts.calculation is not None:
@@ -295,6 +300,7 @@ class QA:
         self._retrieve(part, as_of=as_of, company=company, documents=documents, seconds=seconds)
 
     def _tool(self, question: str, *, as_of, company) -> tools.ToolResult | None:
+        assert self.llm is not None  # ask_many checks it before routing
         ticker = company.value.rsplit("/", 1)[-1] if company is not None else ""
         result = tools.choose(self.llm, question, as_of=as_of, company=ticker)
         call = result.output
@@ -313,6 +319,7 @@ class QA:
         return arithmetic.solve(question, passages, llm=llm)
 
     def _retrieve(self, part: Part, *, as_of, company, documents, seconds) -> None:
+        assert self.retriever is not None  # ask_many checks it before routing
         c = self.config
         t = time.perf_counter()
         paths = [p for p in c.paths if p in self.retriever.paths]
@@ -364,6 +371,7 @@ class QA:
         self, question: str, as_of: dt.datetime, blocks: list[Block]
     ) -> tuple[Answer | None, ReadResult | None, list[Block]]:
         """The reader's answer; past the context window, the weakest block goes first."""
+        assert self.llm is not None  # ask_many checks it before reading
         while True:
             values = {
                 "question": question,

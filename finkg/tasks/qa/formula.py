@@ -234,8 +234,9 @@ class _Parser:
             if self.peek() == "]":
                 self.take()
             note = " ".join(words)
-            if _STATEMENT.search(note):
-                node = _with_kind(node, _statement_kind(_STATEMENT.search(note).group(1)))  # type: ignore[union-attr]  # searched just above
+            statement = _STATEMENT.search(note)
+            if statement:
+                node = _with_kind(node, _statement_kind(statement.group(1)))
         return node
 
 

@@ -308,7 +308,8 @@ def _read_asked(
     if key(text) in names:
         d = defined.get(key(text)) or library().find(text)
         assert d is not None
-        unit = library().find(text).unit if library().find(text) else _unit_of(d.node, defined)
+        found = library().find(text)
+        unit = found.unit if found else _unit_of(d.node, defined)
         return Ref(key(text)), unit, d.source
     if (m := _MARGIN.match(text)) and key(m.group("e")) not in names:
         inner = _expression(m.group("e"), names)

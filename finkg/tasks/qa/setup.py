@@ -8,6 +8,7 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Callable
 from pathlib import Path
+from typing import TypedDict
 
 from pyoxigraph import NamedNode
 
@@ -46,7 +47,16 @@ def resolve_company(store: QueryRunner, ticker: str | None) -> NamedNode | None:
     return mint("company", wanted, base=store.graphs.base)
 
 
-def auto_reranker_decision(settings: Settings) -> dict[str, object]:
+class RerankerDecision(TypedDict):
+    """`auto_reranker_decision`: whether `--rerank auto` uses a trained stage, and why."""
+
+    use: bool
+    stage: int | None
+    gain: float | None
+    reason: str
+
+
+def auto_reranker_decision(settings: Settings) -> RerankerDecision:
     """Whether `--rerank auto` uses a trained cross-encoder: only one whose manifest shows a
     gain on its own held-out questions (never the questions it trained on): its MRR above the
     best first-stage ranker measured beside it there (BM25 or the MiniLM cosine). The
@@ -98,7 +108,10 @@ def open_reranker(name: str, settings: Settings, llm: LLM) -> Reranker | None:
 
     if name == "auto":
         decision = auto_reranker_decision(settings)
-        return open_cross_encoder(settings, stage=decision["stage"]) if decision["use"] else None  # type: ignore[arg-type]
+        if not decision["use"]:
+            return None
+        assert decision["stage"] is not None  # a used decision names its stage
+        return open_cross_encoder(settings, stage=decision["stage"])
     # the company-adapted stage 2 when trained, else the general stage 1
     for stage in (2, 1):
         if (default_model_dir(settings, stage) / MANIFEST).exists():

@@ -54,29 +54,33 @@ class Tool:
     run: Callable[[BaseStore, NamedNode, dt.date, dt.datetime], ToolResult | None]
 
 
-def _close(store: BaseStore, entity: NamedNode, day: dt.date, before: dt.datetime):
-    rows = list(
-        queries.run(store, "close_before", {"entity": entity, "day": day, "before": before})
-    )
-    if not rows:
+def _close(
+    store: BaseStore, entity: NamedNode, day: dt.date, before: dt.datetime
+) -> ToolResult | None:
+    row = queries.select(
+        store, "close_before", {"entity": entity, "day": day, "before": before}
+    ).first()
+    if row is None:
         return None
-    r = {k: python_value(v) for k, v in rows[0].items() if v is not None}
+    r = {k: python_value(v) for k, v in row.as_dict().items() if v is not None}
     adj = f", adjusted close {r['adjClose']}" if "adjClose" in r else ""
     text = f"close of the {r['session']} session: {r['close']}{adj}"
-    return ToolResult("close", "", day, text, rows[0]["bar"], False)
+    return ToolResult("close", "", day, text, row.iri("bar"), False)
 
 
-def _summary(store: BaseStore, entity: NamedNode, day: dt.date, before: dt.datetime):
+def _summary(
+    store: BaseStore, entity: NamedNode, day: dt.date, before: dt.datetime
+) -> ToolResult | None:
     values = {"entity": entity, "day": day, "before": before}
-    rows = list(queries.run(store, "summary_before", values))
-    if not rows:
+    row = queries.select(store, "summary_before", values).first()
+    if row is None:
         return None
-    r = {k: python_value(v) for k, v in rows[0].items() if v is not None}
+    r = {k: python_value(v) for k, v in row.as_dict().items() if v is not None}
     text = (
         f"ten weeks {r['start']} to {r['end']}: high {r['high']}, low {r['low']}, "
         f"average {r['average']}, end {r['endPrice']}"
     )
-    return ToolResult("ten_week_summary", "", day, text, rows[0]["summary"], True)
+    return ToolResult("ten_week_summary", "", day, text, row.iri("summary"), True)
 
 
 TOOLS: dict[str, Tool] = {

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 
-from pyoxigraph import NamedNode
+from pyoxigraph import NamedNode, Triple
 
 from finkg.kg.iri import mint
 from finkg.kg.outputs import RunRecord, Used, run_iri, write_failed_run, write_output
@@ -33,7 +33,10 @@ def write_recommendation(
     rec = mint("recommendation", *key, base=base)
     run = run_iri(store, "recommend", *key, r.prompt_hash)
     evidence = {
-        t.subject.value for s in out.stages for t in s.triples if t.predicate == FKG.availableAt
+        t.subject.value
+        for s in out.stages
+        for t in s.triples
+        if t.predicate == FKG.availableAt and not isinstance(t.subject, Triple)
     }
     used: list[NamedNode] = []
     for s in out.stages:

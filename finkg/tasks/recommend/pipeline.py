@@ -34,6 +34,7 @@ from __future__ import annotations
 import datetime as dt
 import time
 from collections.abc import Sequence
+from functools import partial
 from typing import Any, Literal
 
 from pydantic import Field, create_model
@@ -149,8 +150,8 @@ def recommend_many(
         dataset(store, user)  # an unknown user fails before anything is read
     outcomes = run_all(
         [
-            lambda u=u: recommend(
-                store, llm, user=u, as_of=as_of, config=config, cache=cache, write=False
+            partial(
+                recommend, store, llm, user=u, as_of=as_of, config=config, cache=cache, write=False
             )
             for u in users
         ],
@@ -257,7 +258,7 @@ def contract(assets: Sequence[str], nodes: Sequence[str]) -> type[Recommendation
     return create_model(
         "RecommendationHere",
         __base__=Recommendation,
-        recommendations=(list[item], Field(min_length=3, max_length=3)),  # type: ignore[valid-type]
+        recommendations=(list[item], Field(min_length=3, max_length=3)),
     )
 
 

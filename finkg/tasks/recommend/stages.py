@@ -109,10 +109,10 @@ def subgraph(
     if not nodes:
         return []
     terms = sorted({NamedNode(n) for n in nodes}, key=str)
-    found = queries.run(
+    found = queries.construct(
         store, "recommend_subgraph", {"node": terms, "before": before}, default_graphs=graphs
     )
-    return sorted(set(found), key=str)  # type: ignore[arg-type]
+    return sorted(set(found), key=str)
 
 
 def full_graph(

@@ -39,7 +39,11 @@ def cut_to_window(
     kept = {n["id"] for n in ordered[:keep]}
 
     def cut(stage: Stage) -> Stage:
-        triples = [t for t in stage.triples if t.subject.value in kept]
+        triples = [
+            t
+            for t in stage.triples
+            if not isinstance(t.subject, Triple) and t.subject.value in kept
+        ]
         nodes = [n for n in stage.nodes if n["id"] in kept]
         return replace(stage, triples=triples, nodes=nodes)
 
@@ -58,9 +62,10 @@ def _fit(
 ) -> int:
     """How many of `ordered` fit the context window beside the prompt and the reply."""
     window = context_window(reader, config.n_ctx)
+    assert window is not None  # config.n_ctx, the default, is a positive whole number
     # room for the reply and for the two repairs read() may send (each adds the failed
     # reply and a short correction to the prompt)
-    room = int(window) - (1 + MAX_REPAIRS) * config.max_tokens - 150 * MAX_REPAIRS  # type: ignore[arg-type]
+    room = window - (1 + MAX_REPAIRS) * config.max_tokens - 150 * MAX_REPAIRS
     template = prompt("recommend")
 
     def fits(k: int) -> bool:
