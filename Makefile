@@ -1,10 +1,13 @@
 # finkg: the two set-up commands of the README, and a few helpers.
 #   make demo   create .venv, install finkg, build and query the demo store
+#   make docs   build the documentation site into site/ (MkDocs, offline)
+#   make lint   ruff and mypy
 #   make test   create .venv, install finkg with test tools, run the suite against both
 #               store backends (an Oxigraph server is started on a loopback port) and the
 #               store suite and query library on Virtuoso 7 too (started the same way;
 #               installed with apt-get when missing and run as root, else those tests skip);
-#               the SPARQL page is checked in headless Chromium (installed the same way)
+#               the SPARQL page and a documentation page are checked in headless Chromium
+#               (installed the same way); the documentation is built with --strict
 
 SHELL       := /bin/bash
 .SHELLFLAGS := -o pipefail -ec
@@ -14,10 +17,10 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.finkg-installed
 
-.PHONY: demo test lint clean
+.PHONY: demo test docs lint clean
 
 PIP    := $(BIN)/pip install --quiet --disable-pip-version-check
-EXTRAS := .[test,llm]
+EXTRAS := .[test,llm,docs]
 # $(call quietly,COMMAND): COMMAND with pip's "Location '...' is ignored: it is neither a file
 # nor a directory" warnings (one per find-links entry of a package index configured on this
 # machine that is not there, a hundred lines on some machines) dropped from what it prints;
@@ -55,8 +58,15 @@ test: $(STAMP)
 	@scripts/system-packages virtuoso-opensource-7-bin chromium
 	scripts/with-virtuoso-server scripts/with-oxigraph-server $(BIN)/python -m pytest
 
+# the documentation site, offline, into site/: the CLI reference is written from the click
+# commands first (tests/test_docs.py fails when the committed one is stale)
+docs: $(STAMP)
+	$(BIN)/python -m finkg.cli.reference docs/interfaces/cli.md
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
+
 lint: $(STAMP)
 	$(BIN)/ruff check finkg tests benchmarks
+	$(BIN)/mypy finkg
 
 clean:
-	rm -rf $(VENV) .pytest_cache .ruff_cache
+	rm -rf $(VENV) .pytest_cache .ruff_cache .mypy_cache site
