@@ -42,6 +42,9 @@ README = ROOT / "README.md"
 DOCS = ROOT / "docs"
 PAGES = [README, *sorted(DOCS.rglob("*.md"))]
 READER_COMMANDS = ("ask", "forecast", "recommend")  # they load the local reader
+# exit codes the pages document besides 0: recommend's 1, a reply that never met the contract
+# (SmolLM2-135M's often do not)
+ALSO_ALLOWED = {"recommend": {1}}
 GPU_HOST = "http://gpu-host:8000"  # the servers page's example server: the stub stands in
 ITEM = (
     '{"symbol": "ZQAW", "publishedDate": "2019-04-01 16:30:00", "title": "Acme ships", '
@@ -160,7 +163,7 @@ def _run_line(argv: list[str], env: dict[str, str], cwd: Path) -> None:
     if argv[0] == "finkg":
         result = CliRunner().invoke(cli, argv[1:], env=env)
         output = result.output
-        assert result.exit_code == 0, (argv, output)
+        assert result.exit_code in {0, *ALSO_ALLOWED.get(argv[1], ())}, (argv, output)
     else:
         path = f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"
         done = subprocess.run(
@@ -227,7 +230,8 @@ def test_the_documented_reader_commands_run_on_a_demo_store(
 
     monkeypatch.chdir(tmp_path)
     env = {**demo_store, "FINKG_READER": "smollm2-135m", "FINKG_EMBEDDER": "hash"}
-    seen = set()
+    seen: set[str] = set()
+    done: set[tuple[str, ...]] = set()
     for block in RUN:
         names = {a[1] for a in block.lines if _is_reader(a)}
         if not names:
@@ -239,8 +243,11 @@ def test_the_documented_reader_commands_run_on_a_demo_store(
                 served.lines = [[w.replace(GPU_HOST, stub.url) for w in a] for a in block.lines]
                 assert _run_block(served, env, tmp_path, readers=True) >= 2
                 assert stub.served > 0  # they read there, not locally
-        else:
-            _run_block(block, env, tmp_path, readers=True)
+        else:  # a command two pages show alike (the README's and its job page's) runs once
+            once = Block(block.page, block.lang, block.title, block.text)
+            once.lines = [a for a in block.lines if tuple(a) not in done]
+            done |= {tuple(a) for a in block.lines}
+            _run_block(once, env, tmp_path, readers=True)
     assert seen == set(READER_COMMANDS)
 
 
