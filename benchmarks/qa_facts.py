@@ -324,7 +324,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.only_facts:
         qa = QA.facts_only(store)
     else:
-        from finkg.reader.backends import open_reader
+        from finkg.reader.transport.backends import open_reader
 
         qa = QA(store, retriever, open_reader(settings), config=QAConfig())
     rows = answer_rows(qa, questions, store, reader=not args.only_facts, label="facts")

@@ -422,7 +422,7 @@ def main(argv: list[str] | None = None) -> int:
                 )
             )
             if args.llm_rerank and row is reranked:
-                from finkg.reader.backends import open_reader
+                from finkg.reader.transport.backends import open_reader
 
                 out["llm_rerank"] = llm_rerank(
                     retriever,

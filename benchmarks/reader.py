@@ -35,7 +35,7 @@ from benchmarks.impact_data import DATA, build
 from finkg.config import Settings
 from finkg.evaluation.stats import Interval, bootstrap, paired, permutation, verdict
 from finkg.kg.calendar import get_calendar
-from finkg.reader.backends import local_llm
+from finkg.reader.transport.backends import local_llm
 from finkg.retrieval.index.indexes import open_indexes
 from finkg.tasks.decisions import Item, decide_all
 from finkg.tasks.impact.head_feed import LabelBook

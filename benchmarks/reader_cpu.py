@@ -24,8 +24,8 @@ import time
 from pathlib import Path
 
 from finkg.config import Settings
-from finkg.reader.backends import local_llm
-from finkg.reader.cpu import cpu_flags
+from finkg.reader.transport.backends import local_llm
+from finkg.reader.transport.cpu import cpu_flags
 
 REPORTS = Path(__file__).resolve().parent / "reports"
 TEXT = (

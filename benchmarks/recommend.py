@@ -35,7 +35,7 @@ from finkg.demo.world import WorldSpec, build_world
 from finkg.evaluation import hits
 from finkg.kg.ingest import IngestOptions, ingest, loader
 from finkg.kg.store import open_store
-from finkg.reader.backends import local_llm
+from finkg.reader.transport.backends import local_llm
 from finkg.tasks.recommend.pipeline import VARIANTS, RecommendConfig, recommend
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -4,7 +4,7 @@ Two servers, each on a loopback port and in a process of its own, so that this p
 CPU time is finkg's own (the client: building requests, HTTP, JSON, pydantic validation,
 the pool):
 
-- finkg's stub (`finkg.reader.stub`): every request answered after `--latency` seconds,
+- finkg's stub (`finkg.reader.transport.stub`): every request answered after `--latency` seconds,
   at most `--limit` at once, as a GPU server with a full batch would;
 - llama-cpp-python's own OpenAI-compatible server with the packaged SmolLM2-135M on
   `--server-threads` threads (it answers one request at a time: it shows where the server,
@@ -36,11 +36,11 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict
 
 from finkg.config import Settings
-from finkg.reader.concurrent import run_all
-from finkg.reader.openai_http import OpenAICompatible
 from finkg.reader.read import prompt, read
-from finkg.reader.remote_scoring import ChatTemplate
-from finkg.reader.stub import chatml
+from finkg.reader.transport.concurrent import run_all
+from finkg.reader.transport.openai_http import OpenAICompatible
+from finkg.reader.transport.remote_scoring import ChatTemplate
+from finkg.reader.transport.stub import chatml
 from finkg.tasks.impact.scoring import questions
 
 REPORTS = Path(__file__).resolve().parent / "reports"
@@ -138,7 +138,7 @@ def measure(llm: OpenAICompatible, work: str, n: int, concurrency: int) -> dict[
 def stub_rows(latency: float, limit: int, levels: tuple[int, ...], seconds: float) -> list[dict]:
     port = _free_port()
     server = subprocess.Popen(
-        [sys.executable, "-m", "finkg.reader.stub", "--port", str(port),
+        [sys.executable, "-m", "finkg.reader.transport.stub", "--port", str(port),
          "--latency", str(latency), "--limit", str(limit)],
         stdout=subprocess.DEVNULL,
     )  # fmt: skip
@@ -166,7 +166,7 @@ def stub_rows(latency: float, limit: int, levels: tuple[int, ...], seconds: floa
 def real_rows(
     threads: int, levels: tuple[int, ...], n: int, decisions: int, decision_levels: set[int]
 ) -> list[dict]:
-    from finkg.reader.models import assemble
+    from finkg.reader.transport.models import assemble
 
     model = assemble("smollm2-135m", Settings().cache_dir)
     port = _free_port()

@@ -134,10 +134,10 @@ def _refuse_to_open(*_: object, **__: object) -> None:
 
 def test_forecast_refuses_an_unknown_ticker_before_opening_models(run, monkeypatch) -> None:
     """`finkg forecast --ticker NOPE` was refused after 38 s: a model loaded first."""
-    import finkg.reader.backends
+    import finkg.reader.transport.backends
     import finkg.tasks.movement.train
 
-    monkeypatch.setattr(finkg.reader.backends, "open_reader", _refuse_to_open)
+    monkeypatch.setattr(finkg.reader.transport.backends, "open_reader", _refuse_to_open)
     monkeypatch.setattr(finkg.tasks.movement.train, "open_sequence_retriever", _refuse_to_open)
     assert run("init").exit_code == 0
     result = run("forecast", "--ticker", "NOPE", "--date", "2019-06-03")
@@ -147,10 +147,10 @@ def test_forecast_refuses_an_unknown_ticker_before_opening_models(run, monkeypat
 
 def test_ask_refuses_an_unknown_company_before_opening_indexes(run, monkeypatch) -> None:
     """`finkg ask --company NOPE` was refused after 40 s: indexes and the reader opened first."""
-    import finkg.reader.backends
+    import finkg.reader.transport.backends
     import finkg.retrieval.index.indexes
 
-    monkeypatch.setattr(finkg.reader.backends, "open_reader", _refuse_to_open)
+    monkeypatch.setattr(finkg.reader.transport.backends, "open_reader", _refuse_to_open)
     monkeypatch.setattr(finkg.retrieval.index.indexes, "open_indexes", _refuse_to_open)
     assert run("init").exit_code == 0
     result = run("ask", "What was revenue?", "--company", "NOPE")

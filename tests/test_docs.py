@@ -226,7 +226,7 @@ def test_the_documented_reader_commands_run_on_a_demo_store(
     recommend test in test_recommend_window.py runs the default one) and the hash embedder;
     the servers page's commands against finkg's stub server in place of its GPU host."""
     pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed (make test does)")
-    from finkg.reader.stub import StubServer
+    from finkg.reader.transport.stub import StubServer
 
     monkeypatch.chdir(tmp_path)
     env = {**demo_store, "FINKG_READER": "smollm2-135m", "FINKG_EMBEDDER": "hash"}

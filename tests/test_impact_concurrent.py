@@ -21,11 +21,11 @@ from finkg.config import Settings
 from finkg.kg.store import open_store
 from finkg.ontology.terms import FKG, PROV
 from finkg.reader.llm import ScriptedLLM
-from finkg.reader.openai_http import OpenAICompatible
 from finkg.reader.rules import respond
 from finkg.reader.rules import score as rule_score
-from finkg.reader.stub import StubServer
-from finkg.reader.transport import RequestFailed
+from finkg.reader.transport.endpoint import RequestFailed
+from finkg.reader.transport.openai_http import OpenAICompatible
+from finkg.reader.transport.stub import StubServer
 from finkg.tasks.impact.job import Span, run_job
 from finkg.tasks.impact.predict import ImpactConfig
 from finkg.tasks.impact.prequential import decision_sessions

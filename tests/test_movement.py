@@ -356,9 +356,9 @@ def test_predict_without_writing_reads_the_same(full: BaseStore) -> None:
 @pytest.mark.model
 def test_a_packaged_reader_scores_both_labels(full: BaseStore, tmp_path: Path) -> None:
     pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed (make test does)")
-    from finkg.reader.llamacpp import LlamaCpp
     from finkg.reader.llm import ReaderError
-    from finkg.reader.models import assemble
+    from finkg.reader.transport.llamacpp import LlamaCpp
+    from finkg.reader.transport.models import assemble
 
     try:
         path = assemble("smollm2-135m", tmp_path)

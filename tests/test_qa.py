@@ -411,10 +411,12 @@ def test_the_cli_answers_and_prints_json(world, monkeypatch) -> None:
     """The command's own path (options, opening indexes, bank and reranker, printing); the
     reader is the fake above (a packaged reader's JSON answer takes minutes on two cores and
     is exercised by benchmarks/qa.py)."""
-    import finkg.reader.backends
+    import finkg.reader.transport.backends
 
     monkeypatch.setattr(
-        finkg.reader.backends, "open_reader", lambda *a, **k: ScriptedLLM(respond=_respond)
+        finkg.reader.transport.backends,
+        "open_reader",
+        lambda *a, **k: ScriptedLLM(respond=_respond),
     )
     root, settings, store, manifest, _ = world
     store.close()

@@ -17,9 +17,15 @@ from pathlib import Path
 import pytest
 
 from finkg.reader.llm import ReaderError
-from finkg.reader.models import MODELS, PackagedModel, RequantizedModel, _requantize, assemble
 from finkg.reader.read import prompt, read
 from finkg.reader.schemas import ImpactPrediction
+from finkg.reader.transport.models import (
+    MODELS,
+    PackagedModel,
+    RequantizedModel,
+    _requantize,
+    assemble,
+)
 
 pytestmark = pytest.mark.model
 
@@ -51,7 +57,7 @@ def _check(prediction: ImpactPrediction) -> None:
 
 
 def test_local_reader_writes_a_schema_valid_prediction_citing_given_ids(smollm: Path) -> None:
-    from finkg.reader.llamacpp import LlamaCpp
+    from finkg.reader.transport.llamacpp import LlamaCpp
 
     llm = LlamaCpp(smollm, model_id="smollm2-135m", n_ctx=2048, threads=2)
     result = read(llm, prompt("impact"), VALUES, ImpactPrediction, allowed_ids=IDS, max_tokens=768)
@@ -74,7 +80,7 @@ def test_local_reader_writes_a_schema_valid_prediction_citing_given_ids(smollm: 
 def test_the_same_prompt_gets_the_same_reply_on_a_fresh_and_a_warm_model(smollm: Path) -> None:
     """Regression: reusing the previous call's cached prefix changed the batch split and,
     with it, the greedy reply (a looping reply on a fresh model, a short one on a warm one)."""
-    from finkg.reader.llamacpp import LlamaCpp
+    from finkg.reader.transport.llamacpp import LlamaCpp
 
     messages = prompt("impact").render(VALUES)
     fresh = LlamaCpp(smollm, model_id="smollm2-135m", n_ctx=2048, threads=2)
@@ -91,7 +97,7 @@ def test_the_same_prompt_gets_the_same_reply_on_a_fresh_and_a_warm_model(smollm:
 def test_a_reused_prefix_gives_bit_identical_scores(smollm: Path) -> None:
     """Block-aligned reuse: a warm model that kept the shared opening of another prompt
     scores exactly as a fresh one that evaluated everything."""
-    from finkg.reader.llamacpp import LlamaCpp
+    from finkg.reader.transport.llamacpp import LlamaCpp
 
     messages = prompt("impact").render(VALUES)
     other = prompt("impact").render({**VALUES, "headline": "Acme cuts its outlook"})
@@ -116,7 +122,7 @@ def test_greedy_decoding_under_the_grammar_replies_as_llama_cpp_python_does(smol
     with and without a schema, with a stop sequence and at the token limit."""
     from llama_cpp import LlamaGrammar
 
-    from finkg.reader.llamacpp import LlamaCpp, grammar_text
+    from finkg.reader.transport.llamacpp import LlamaCpp, grammar_text
 
     ours = LlamaCpp(smollm, model_id="smollm2-135m", n_ctx=2048, threads=2)
     other = LlamaCpp(smollm, model_id="smollm2-135m", n_ctx=2048, threads=2)
@@ -197,7 +203,7 @@ def llama_server(smollm: Path) -> Iterator[str]:
 
 
 def test_openai_compatible_reader_against_llama_cpp_server(llama_server: str) -> None:
-    from finkg.reader.openai_http import OpenAICompatible
+    from finkg.reader.transport.openai_http import OpenAICompatible
 
     llm = OpenAICompatible(llama_server, model="smol")
     result = read(llm, prompt("impact"), VALUES, ImpactPrediction, allowed_ids=IDS, max_tokens=768)
@@ -221,9 +227,9 @@ SCORE_TOLERANCE = 0.3
 
 def test_remote_option_scores_equal_the_local_readers(smollm: Path, llama_server: str) -> None:
     """Whole options with the end-of-turn token through `echo`, against `LlamaCpp.score`."""
-    from finkg.reader.llamacpp import LlamaCpp
-    from finkg.reader.openai_http import OpenAICompatible
-    from finkg.reader.remote_scoring import ChatTemplate
+    from finkg.reader.transport.llamacpp import LlamaCpp
+    from finkg.reader.transport.openai_http import OpenAICompatible
+    from finkg.reader.transport.remote_scoring import ChatTemplate
     from finkg.tasks.impact.scoring import questions
 
     local = LlamaCpp(smollm, model_id="smollm2-135m", n_ctx=2048, threads=1)
@@ -295,9 +301,9 @@ def test_the_json_grammar_keeps_control_characters_out_of_strings() -> None:
     """llama-cpp-python's converter lets a raw newline into a JSON string; Qwen 0.5B wrote
     one, and the reply failed to parse although it obeyed the grammar."""
     pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed (make test does)")
-    from finkg.reader.llamacpp import _grammar, grammar_text
     from finkg.reader.read import narrow_schema
     from finkg.reader.schemas import ImpactPrediction
+    from finkg.reader.transport.llamacpp import _grammar, grammar_text
 
     schema = json.dumps(narrow_schema(ImpactPrediction.model_json_schema(), {"N1", "F1"}))
     (char,) = [line for line in grammar_text(schema).splitlines() if line.startswith("char ::=")]
@@ -309,8 +315,8 @@ def test_a_read_with_no_evidence_still_follows_the_schema(smollm: Path) -> None:
     """Regression: an anchor with an empty pool narrowed the citation list to an empty
     enum, a grammar llama.cpp cannot parse (it printed the error and the benchmark's read
     went on unconstrained)."""
-    from finkg.reader.llamacpp import LlamaCpp
     from finkg.reader.schemas import ImpactCompact
+    from finkg.reader.transport.llamacpp import LlamaCpp
 
     llm = LlamaCpp(smollm, model_id="smollm2-135m", n_ctx=2048, threads=2)
     values = {**VALUES, "evidence": "(no eligible evidence)"}
@@ -332,8 +338,8 @@ def test_a_llama_cpp_built_with_amx_is_refused_before_any_model_loads(
 ) -> None:
     import llama_cpp
 
-    from finkg.reader.llamacpp import LlamaCpp
     from finkg.reader.llm import ReaderBuildError
+    from finkg.reader.transport.llamacpp import LlamaCpp
 
     loaded = []
     monkeypatch.setattr(llama_cpp, "llama_print_system_info", lambda: AMX_SYSTEM_INFO.encode())
@@ -348,7 +354,7 @@ def test_a_llama_cpp_built_with_amx_is_refused_before_any_model_loads(
 def test_the_installed_llama_cpp_has_no_amx_kernels(smollm: Path) -> None:
     import llama_cpp
 
-    from finkg.reader.cpu import refuse_amx
+    from finkg.reader.transport.cpu import refuse_amx
 
     info = llama_cpp.llama_print_system_info().decode()
     assert "CPU :" in info  # the text the check reads is really there
@@ -357,7 +363,7 @@ def test_the_installed_llama_cpp_has_no_amx_kernels(smollm: Path) -> None:
 
 
 def test_an_option_is_scored_as_the_whole_reply_with_its_end_of_turn(smollm: Path) -> None:
-    from finkg.reader.llamacpp import LlamaCpp
+    from finkg.reader.transport.llamacpp import LlamaCpp
 
     llm = LlamaCpp(smollm, model_id="smollm2-135m", n_ctx=2048, threads=2)
     messages = prompt("relevance").render({"query": "revenue", "chunk": "Revenue up"})
@@ -376,8 +382,8 @@ def test_a_llama_cpp_built_for_instructions_this_cpu_lacks_is_refused(
 ) -> None:
     import llama_cpp
 
-    from finkg.reader import cpu, llamacpp
     from finkg.reader.llm import ReaderBuildError
+    from finkg.reader.transport import cpu, llamacpp
 
     avx512 = "CPU : SSE3 = 1 | AVX = 1 | AVX2 = 1 | FMA = 1 | AVX512 = 1 | AVX512_VNNI = 1 | "
     monkeypatch.setattr(llama_cpp, "llama_print_system_info", lambda: avx512.encode())
@@ -393,7 +399,7 @@ def test_a_llama_cpp_built_for_instructions_this_cpu_lacks_is_refused(
 def test_the_installed_build_needs_nothing_this_cpu_lacks(smollm: Path) -> None:
     import llama_cpp
 
-    from finkg.reader.cpu import cpu_flags, refuse_missing_features
+    from finkg.reader.transport.cpu import cpu_flags, refuse_missing_features
 
     info = llama_cpp.llama_print_system_info().decode()
     flags = cpu_flags()
@@ -409,8 +415,8 @@ def test_a_scored_impact_decision_reads_once_and_is_then_cached(
     """Impact by scoring with a real model: three horizons of whole options (probabilities
     that sum to one) and the citation question over the ids and "none", read as one batch;
     the same decision again from the cache without a read."""
-    from finkg.reader.llamacpp import LlamaCpp
     from finkg.reader.read import OutputCache
+    from finkg.reader.transport.llamacpp import LlamaCpp
     from finkg.tasks.impact.scoring import CLASSES, NONE, cited_ids, score_anchor
 
     llm = LlamaCpp(smollm, model_id="smollm2-135m", n_ctx=2048, threads=2)
@@ -443,7 +449,7 @@ def test_prompts_sharing_an_opening_score_in_one_batch_as_they_do_one_by_one(
     """`score_many` evaluates the shared opening once and every question and option after
     it in one batch: the same scores as one `score` per prompt up to the last bits, the
     same numbers on every call, whatever the context held before."""
-    from finkg.reader.llamacpp import LlamaCpp
+    from finkg.reader.transport.llamacpp import LlamaCpp
 
     llm = LlamaCpp(smollm, model_id="smollm2-135m", n_ctx=2048, threads=2)
     base = prompt("impact").render(VALUES)

@@ -377,8 +377,8 @@ def test_a_packaged_reader_recommends_within_the_contract_or_writes_nothing(
     world: tuple[Path, list[str]], tmp_path_factory: pytest.TempPathFactory
 ) -> None:
     pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed (make test does)")
-    from finkg.reader.llamacpp import LlamaCpp
-    from finkg.reader.models import assemble
+    from finkg.reader.transport.llamacpp import LlamaCpp
+    from finkg.reader.transport.models import assemble
 
     try:
         path = assemble("smollm2-135m", tmp_path_factory.mktemp("cache"))

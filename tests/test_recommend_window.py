@@ -114,12 +114,12 @@ def test_a_prompt_that_cannot_fit_is_an_input_error_naming_the_window(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """It exited 3 (internal error); the README documents 2 for it now."""
-    import finkg.reader.backends
+    import finkg.reader.transport.backends
 
     with open_store(tmp_path / "store") as store:
         _demo_market(tmp_path / "world", store)
     tiny = Windowed(respond=_respond, n_ctx=200)
-    monkeypatch.setattr(finkg.reader.backends, "open_reader", lambda *a, **k: tiny)
+    monkeypatch.setattr(finkg.reader.transport.backends, "open_reader", lambda *a, **k: tiny)
     argv = ["recommend", "--user", DEMO_CUSTOMER, "--date", "2019-10-01"]
     result = CliRunner().invoke(
         cli, [*argv, "--store", str(tmp_path / "store")], env={"FINKG_HOME": str(tmp_path)}
@@ -131,7 +131,7 @@ def test_a_prompt_that_cannot_fit_is_an_input_error_naming_the_window(
 @pytest.mark.model
 def test_the_default_reader_recommends_for_a_demo_customer(tmp_path: Path) -> None:
     pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed (make test does)")
-    from finkg.reader.models import assemble
+    from finkg.reader.transport.models import assemble
 
     default = Settings().reader
     home = tmp_path / "home"
@@ -160,8 +160,8 @@ def test_a_reader_is_never_opened_past_the_window_its_model_was_trained_for(
     """recommend opens its reader with 8,192 tokens; SmolLM2-135M was trained for 8,192,
     the Qwen readers for 32,768: a larger request is capped, not run past training."""
     pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed (make test does)")
-    from finkg.reader.llamacpp import LlamaCpp
-    from finkg.reader.models import assemble
+    from finkg.reader.transport.llamacpp import LlamaCpp
+    from finkg.reader.transport.models import assemble
 
     path = assemble("smollm2-135m", tmp_path)
     assert LlamaCpp(path, model_id="smollm2-135m", n_ctx=4096).n_ctx == 4096

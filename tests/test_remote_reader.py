@@ -12,14 +12,14 @@ import time
 import pytest
 
 from finkg.errors import InputError
-from finkg.reader.concurrent import Skipped, concurrency_of, map_ordered, run_all
 from finkg.reader.llm import ReaderError, ScriptedLLM
-from finkg.reader.openai_http import OpenAICompatible
 from finkg.reader.read import OutputCache, score_many
-from finkg.reader.remote_scoring import MISSING, ChatTemplate
-from finkg.reader.stub import StubServer, chatml, token_logprob, tokens
-from finkg.reader.transport import HTTPRefused, RequestFailed
-from finkg.reader.usage import metered
+from finkg.reader.transport.concurrent import Skipped, concurrency_of, map_ordered, run_all
+from finkg.reader.transport.endpoint import HTTPRefused, RequestFailed
+from finkg.reader.transport.openai_http import OpenAICompatible
+from finkg.reader.transport.remote_scoring import MISSING, ChatTemplate
+from finkg.reader.transport.stub import StubServer, chatml, token_logprob, tokens
+from finkg.reader.transport.usage import metered
 
 MESSAGES = [{"role": "system", "content": "Answer."}, {"role": "user", "content": "Up or down?"}]
 
@@ -230,7 +230,7 @@ def test_scores_are_cached_under_the_method_and_a_hit_makes_no_request(tmp_path)
 
 def test_settings_name_the_concurrency_the_device_and_the_template() -> None:
     from finkg.config import Settings
-    from finkg.reader.backends import open_reader
+    from finkg.reader.transport.backends import open_reader
 
     env = {
         "FINKG_LLM_URL": "http://127.0.0.1:9/v1",

@@ -123,9 +123,9 @@ def test_the_passages_of_one_question_are_scored_in_one_batch() -> None:
 @pytest.mark.model
 def test_a_packaged_model_orders_passages_by_relevance(tmp_path: Path) -> None:
     pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed (make test does)")
-    from finkg.reader.llamacpp import LlamaCpp
     from finkg.reader.llm import ReaderError
-    from finkg.reader.models import assemble
+    from finkg.reader.transport.llamacpp import LlamaCpp
+    from finkg.reader.transport.models import assemble
 
     try:  # SmolLM2-135M cannot judge relevance; the 0.5B Qwen can, weakly
         path = assemble("qwen2.5-coder-0.5b", tmp_path)

@@ -111,7 +111,7 @@ def forecast_command(
     settings = _settings(ctx)
     if reader:
         settings = settings.with_(reader=reader)
-    from finkg.reader.backends import open_reader
+    from finkg.reader.transport.backends import open_reader
 
     with _open(ctx, store) as s, _progress() as bar:
         progress = _reporter(bar)
@@ -193,7 +193,7 @@ def train_retriever_command(
     initialised from the packaged MiniLM learns them by KL distillation. Saves the model with
     a manifest (data, split, hyper-parameters, reader).
     """
-    from finkg.reader.backends import open_reader
+    from finkg.reader.transport.backends import open_reader
     from finkg.tasks.movement.train import TrainConfig, train_retriever
 
     config = TrainConfig(

@@ -366,7 +366,7 @@ def train_reranker_command(
                 )
             )
         if stage in ("2", "both"):
-            from finkg.reader.backends import open_reader
+            from finkg.reader.transport.backends import open_reader
 
             manifests.append(
                 train_stage2(

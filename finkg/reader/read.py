@@ -31,7 +31,6 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from finkg.errors import InputError
-from finkg.reader.concurrent import concurrency_of, map_ordered
 from finkg.reader.llm import LLM, ContextOverflow, Generation, Message, messages_hash
 from finkg.reader.schemas import (
     Answer,
@@ -39,6 +38,7 @@ from finkg.reader.schemas import (
     ImpactPrediction,
     Recommendation,
 )
+from finkg.reader.transport.concurrent import concurrency_of, map_ordered
 
 MAX_REPAIRS = 2
 

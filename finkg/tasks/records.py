@@ -15,7 +15,7 @@ from finkg.kg.ingest import common
 from finkg.kg.outputs import Cost
 from finkg.ontology.terms import FKG, PROV, RDF
 from finkg.reader.schemas import ImpactPrediction, Recommendation
-from finkg.reader.usage import Usage
+from finkg.reader.transport.usage import Usage
 
 
 def impact_quads(

@@ -137,7 +137,7 @@ def run_job(
     progress: Callable[[str, int, int], None] | None = None,
 ) -> tuple[Validation, dict[str, RunSummary]]:
     """`finkg impact run`: indexes refreshed, weights from validation, variants run."""
-    from finkg.reader.backends import open_reader
+    from finkg.reader.transport.backends import open_reader
     from finkg.retrieval.index.indexes import open_indexes
 
     calendar, validated = _validated(store, variants, validation_span, config.proxy)

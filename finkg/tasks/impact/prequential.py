@@ -23,11 +23,11 @@ from finkg.errors import InputError
 from finkg.evaluation.labels import PriceTable
 from finkg.kg.calendar import MarketCalendar
 from finkg.kg.store import BaseStore
-from finkg.reader.concurrent import Outcome, concurrency_of, run_all
 from finkg.reader.llm import LLM
 from finkg.reader.read import OutputCache
-from finkg.reader.transport import RequestFailed
-from finkg.reader.usage import Usage
+from finkg.reader.transport.concurrent import Outcome, concurrency_of, run_all
+from finkg.reader.transport.endpoint import RequestFailed
+from finkg.reader.transport.usage import Usage
 from finkg.retrieval.memory.source import MemoryTimeline, SourceMemory
 from finkg.retrieval.pools import TextSource, VectorSource
 from finkg.tasks.head_records import Head, write_head

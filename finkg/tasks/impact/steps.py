@@ -27,8 +27,8 @@ from finkg.ontology.terms import PROV
 from finkg.reader.llm import LLM, messages_hash
 from finkg.reader.read import OutputCache, ReadResult, prompt, read
 from finkg.reader.schemas import ImpactCompact, ImpactPrediction
-from finkg.reader.transport import RequestFailed
-from finkg.reader.usage import Usage, metered
+from finkg.reader.transport.endpoint import RequestFailed
+from finkg.reader.transport.usage import Usage, metered
 from finkg.retrieval.memory.source import MemoryTimeline, SourceMemory, memory_node_quads
 from finkg.retrieval.pools import TextSource, VectorSource
 from finkg.tasks.head_records import Head

@@ -49,12 +49,12 @@ from pyoxigraph import NamedNode, Quad
 from finkg.errors import InputError, require_zone
 from finkg.kg.store import BaseStore
 from finkg.reader import grounding
-from finkg.reader.concurrent import concurrency_of, run_all
 from finkg.reader.llm import LLM, ContextOverflow
 from finkg.reader.read import ReadResult, prompt, read
 from finkg.reader.schemas import Answer, Insight, ToolCall
-from finkg.reader.transport import RequestFailed
-from finkg.reader.usage import Usage, metered
+from finkg.reader.transport.concurrent import concurrency_of, run_all
+from finkg.reader.transport.endpoint import RequestFailed
+from finkg.reader.transport.usage import Usage, metered
 from finkg.retrieval.index.live import node_texts
 from finkg.retrieval.memory import bank
 from finkg.retrieval.passages import PassageRetriever

@@ -21,7 +21,7 @@ from finkg.kg.outputs import RunRecord, Used, run_iri, write_failed_run, write_o
 from finkg.kg.store import BaseStore
 from finkg.ontology.terms import FKG, PROV, RDF, RDFS
 from finkg.reader.read import prompt
-from finkg.reader.transport import RequestFailed
+from finkg.reader.transport.endpoint import RequestFailed
 from finkg.tasks.qa import calculator, fact_calc
 from finkg.tasks.qa.types import Asked, Block, QAConfig, Staged
 from finkg.tasks.records import run_cost

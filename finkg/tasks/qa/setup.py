@@ -136,7 +136,7 @@ def open_qa(
     directory: Path | None = None,
 ) -> QA:
     """A `QA` over `store`; indexes live in `directory` (default: beside the store)."""
-    from finkg.reader.backends import open_reader
+    from finkg.reader.transport.backends import open_reader
     from finkg.retrieval.index.embed import open_embedder
     from finkg.retrieval.index.indexes import open_indexes
 

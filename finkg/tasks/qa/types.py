@@ -13,7 +13,7 @@ from pyoxigraph import NamedNode
 from finkg.errors import InputError
 from finkg.reader.read import ReadResult
 from finkg.reader.schemas import Answer
-from finkg.reader.usage import Usage
+from finkg.reader.transport.usage import Usage
 from finkg.retrieval.passages import PATHS, Hit
 from finkg.retrieval.plan.decompose import SubQuestion
 from finkg.tasks.qa.blocks import Block

@@ -12,8 +12,8 @@ from finkg.kg.outputs import RunRecord, Used, run_iri, write_failed_run, write_o
 from finkg.kg.store import BaseStore
 from finkg.ontology.terms import FKG
 from finkg.reader.llm import LLM
-from finkg.reader.transport import RequestFailed
-from finkg.reader.usage import Usage
+from finkg.reader.transport.endpoint import RequestFailed
+from finkg.reader.transport.usage import Usage
 from finkg.tasks.recommend.types import RecommendConfig, RecommendResult
 from finkg.tasks.records import recommendation_quads, run_cost
 

@@ -45,12 +45,12 @@ from finkg.config import Settings
 from finkg.errors import FinkgError, InputError, require_zone
 from finkg.kg.store import BaseStore
 from finkg.ontology.terms import FKG, FKG_NS
-from finkg.reader.concurrent import concurrency_of, run_all
 from finkg.reader.llm import LLM
 from finkg.reader.read import OutputCache, prompt, read
 from finkg.reader.schemas import EVIDENCE_PER_ASSET, Recommendation, Recommended
-from finkg.reader.transport import RequestFailed
-from finkg.reader.usage import Usage, metered
+from finkg.reader.transport.concurrent import concurrency_of, run_all
+from finkg.reader.transport.endpoint import RequestFailed
+from finkg.reader.transport.usage import Usage, metered
 from finkg.retrieval import subgraph as sg
 from finkg.tasks.recommend.output import write_failed_recommendation, write_recommendation
 from finkg.tasks.recommend.stages import ALL, full_graph, retrieve
@@ -289,7 +289,7 @@ def run_recommendation(
 ) -> RecommendResult:
     """`finkg recommend`: the configured reader and reply cache, one recommendation, written;
     a reply that never met the contract raises `RecommendationRejected`."""
-    from finkg.reader.backends import open_reader
+    from finkg.reader.transport.backends import open_reader
 
     as_of = check_instant(as_of)
     dataset(store, user)  # an unknown user fails before a model is loaded

@@ -17,7 +17,7 @@ from finkg.reader.budget import context_window, count_tokens
 from finkg.reader.llm import LLM, Message
 from finkg.reader.read import ReadResult
 from finkg.reader.schemas import Recommendation
-from finkg.reader.usage import Usage
+from finkg.reader.transport.usage import Usage
 from finkg.retrieval import subgraph as sg
 
 VARIANTS = ("multi", "parallel", "full")

@@ -9,10 +9,10 @@ from typing import TYPE_CHECKING
 
 from finkg.config import Settings
 from finkg.reader.llm import LLM
-from finkg.reader.models import MODELS, assemble
+from finkg.reader.transport.models import MODELS, assemble
 
 if TYPE_CHECKING:
-    from finkg.reader.remote_scoring import ChatTemplate
+    from finkg.reader.transport.remote_scoring import ChatTemplate
 
 
 def open_reader(settings: Settings, *, n_ctx: int = 4096) -> LLM:
@@ -20,7 +20,7 @@ def open_reader(settings: Settings, *, n_ctx: int = 4096) -> LLM:
     flight and scores exactly when `settings.llm_template` names its model's chat template
     (read on the first score, not here)."""
     if settings.llm_url:
-        from finkg.reader.openai_http import OpenAICompatible
+        from finkg.reader.transport.openai_http import OpenAICompatible
 
         spec = settings.llm_template
         return OpenAICompatible(
@@ -35,7 +35,7 @@ def open_reader(settings: Settings, *, n_ctx: int = 4096) -> LLM:
 
 def chat_template(spec: str, cache_dir: Path) -> ChatTemplate:
     """The chat template of a packaged model (by name) or of a .gguf file."""
-    from finkg.reader.remote_scoring import ChatTemplate
+    from finkg.reader.transport.remote_scoring import ChatTemplate
 
     path = assemble(spec, cache_dir) if spec in MODELS else Path(spec).expanduser()
     return ChatTemplate.from_gguf(path)
@@ -43,7 +43,7 @@ def chat_template(spec: str, cache_dir: Path) -> ChatTemplate:
 
 @cache
 def local_llm(name: str, cache_dir: Path, threads: int, n_ctx: int) -> LLM:
-    from finkg.reader.llamacpp import LlamaCpp
+    from finkg.reader.transport.llamacpp import LlamaCpp
 
     if name in MODELS:
         path = assemble(name, cache_dir)

@@ -25,8 +25,8 @@ from collections.abc import Callable
 from typing import Any
 
 from finkg.errors import InputError
-from finkg.reader import usage
 from finkg.reader.llm import ReaderError
+from finkg.reader.transport import usage
 
 log = logging.getLogger("finkg.reader")
 

@@ -32,7 +32,6 @@ from typing import Any
 import numpy as np
 
 from finkg.errors import InputError
-from finkg.reader import cpu, scoring_batch
 from finkg.reader.llm import (
     ContextOverflow,
     Generation,
@@ -41,6 +40,7 @@ from finkg.reader.llm import (
     chat_messages,
     check_messages,
 )
+from finkg.reader.transport import cpu, scoring_batch
 
 # llama-cpp-python 0.3.36 writes a JSON string character as `[^"\\]`, which lets raw
 # control characters (a newline, say) into strings: grammar-conformant replies that no

@@ -37,8 +37,8 @@ from typing import Any
 
 from finkg.errors import InputError
 from finkg.reader.llm import Message, ReaderError, chat_messages, check_messages
-from finkg.reader.transport import HTTPRefused, Transport
-from finkg.reader.usage import unmetered
+from finkg.reader.transport.endpoint import HTTPRefused, Transport
+from finkg.reader.transport.usage import unmetered
 
 log = logging.getLogger("finkg.reader")
 

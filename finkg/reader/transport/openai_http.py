@@ -23,8 +23,8 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from finkg.reader.llm import Generation, Message, ReaderError, check_messages
-from finkg.reader.remote_scoring import ChatTemplate, RemoteScorer
-from finkg.reader.transport import TIMEOUT_S, HTTPRefused, Transport
+from finkg.reader.transport.endpoint import TIMEOUT_S, HTTPRefused, Transport
+from finkg.reader.transport.remote_scoring import ChatTemplate, RemoteScorer
 
 
 class OpenAICompatible:

@@ -17,7 +17,7 @@ whole). Chat messages are read as ChatML (`chatml`), so the first reply token's
 rendering prompts with `chatml` sees one consistent model. It is no model: it is what
 finkg's client side is measured and tested against.
 
-    python -m finkg.reader.stub --port 8099 --latency 0.2 --limit 64
+    python -m finkg.reader.transport.stub --port 8099 --latency 0.2 --limit 64
 """
 
 from __future__ import annotations
