@@ -41,25 +41,24 @@ from zoneinfo import ZoneInfo
 
 import numpy as np
 
-from benchmarks.impact_data import DATA, bars_span, build, describe
+from benchmarks.harness import DATA, bootstrap_option, report_option, threads_option
+from benchmarks.impact_data import bars_span, build, describe
+from benchmarks.impact_replies import compare_replies
 from benchmarks.impact_report import report, speed_lines, summary_json
 from finkg import queries
 from finkg.config import Settings
 from finkg.evaluation.stats import paired
 from finkg.kg.calendar import get_calendar
-from finkg.reader.read import OutputCache, prompt, read
-from finkg.reader.schemas import ImpactCompact, ImpactPrediction
+from finkg.reader.read import OutputCache
 from finkg.reader.transport.backends import open_reader
 from finkg.retrieval.index.indexes import open_indexes
 from finkg.retrieval.memory.source import MemoryParams
 from finkg.tasks.impact.anchors import Anchor, anchors
 from finkg.tasks.impact.history import Start, scored_items
 from finkg.tasks.impact.job import Span, backtest_job, memory_of, validation
-from finkg.tasks.impact.predict import ImpactConfig, anchor_inputs, retrieve, shown_card
+from finkg.tasks.impact.predict import ImpactConfig
 from finkg.tasks.impact.prequential import Prequential
-from finkg.tasks.impact.prompting import prompt_values
 from finkg.tasks.impact.scoreboard import (
-    HORIZONS,
     METRICS,
     decisions,
     horizon_mix,
@@ -67,9 +66,7 @@ from finkg.tasks.impact.scoreboard import (
     rank_ic_interval,
     scoreboard,
 )
-from finkg.tasks.impact.scoring import questions, score_anchor
 
-ROOT = Path(__file__).resolve().parents[1]
 NEW_YORK = ZoneInfo("America/New_York")
 VARIANTS = "static,cited,shuffled-labels:0,shuffled-labels:1,shuffled-labels:2"
 PROXY = "QQQ"
@@ -140,73 +137,6 @@ def choose_head(items, *, seed: int = 0) -> tuple[str, dict[str, float]]:  # typ
     return best, scores
 
 
-def compare_replies(store, llm, sample, *, texts, vectors, config, prices, calendar, n):  # type: ignore[no-untyped-def]
-    """Seconds per anchor of the grammar replies (compact and full) and of scoring, no
-    cache, the same anchors (static retrieval), each form over the anchors in a row, in both
-    orders; ratios with intervals that resample anchors."""
-    chosen = sample[:: max(1, len(sample) // n)][:n]
-    values = []
-    for a in chosen:
-        inputs = anchor_inputs(
-            store, a, texts=texts, vectors=vectors, config=config, prices=prices, calendar=calendar
-        )
-        got = retrieve(store, a, pool=inputs.pool, memory=None, config=config)
-        chars = config.snippet_chars
-        old, ids = prompt_values(store, a, got.context, chars, inputs.card)
-        new, _ = prompt_values(store, a, got.context, chars, shown_card(inputs, config))
-        values.append((old, new, sorted(ids), inputs.features))
-    forms = {
-        "grammar": (prompt("impact_compact"), ImpactCompact),
-        "full": (prompt("impact"), ImpactPrediction),
-    }
-    times: dict[str, list[float]] = {k: [] for k in ("grammar", "full", "scored", "scored_same")}
-
-    def first_prompt(v: dict, ids: list[str]) -> list:
-        return questions(v, ids=ids, horizons=HORIZONS)[0][0]
-
-    tokens = {
-        "grammar": np.mean([llm.count_tokens(forms["grammar"][0].render(v[0])) for v in values]),
-        "full": np.mean([llm.count_tokens(forms["full"][0].render(v[0])) for v in values]),
-        "scored": np.mean([llm.count_tokens(first_prompt(v[1], v[2])) for v in values]),
-    }
-
-    def grammar_round() -> None:
-        for key, (template, contract) in forms.items():
-            for old, _, ids, _ in values:
-                started = time.perf_counter()
-                read(
-                    llm, template, old, contract, allowed_ids=set(ids), max_tokens=config.max_tokens
-                )
-                times[key].append(time.perf_counter() - started)
-
-    def scored_round() -> None:
-        for old, new, ids, features in values:
-            for key, v in (("scored", new), ("scored_same", old)):
-                started = time.perf_counter()
-                score_anchor(llm, v, ids=ids, horizons=HORIZONS, features=features, heads={})
-                times[key].append(time.perf_counter() - started)
-
-    for first, second in ((grammar_round, scored_round), (scored_round, grammar_round)):
-        first()
-        second()
-    arrays = {k: np.array(v) for k, v in times.items()}
-    timed = len(arrays["grammar"])  # every anchor once per round
-    draws = np.random.default_rng(0).integers(0, timed, size=(1000, timed))
-    out: dict[str, float] = {"anchors": len(chosen)}
-    out |= {f"{k}_tokens": float(v) for k, v in tokens.items()}
-    out |= {f"{k}_s": float(v.mean()) for k, v in arrays.items()}
-    for key in ("scored", "scored_same"):
-        for base, name in (("grammar", ""), ("full", "_full")):
-            ratios = [arrays[base][i].mean() / arrays[key][i].mean() for i in draws]
-            low, high = np.percentile(ratios, [2.5, 97.5])
-            out |= {
-                f"{key}{name}_ratio": float(arrays[base].mean() / arrays[key].mean()),
-                f"{key}{name}_low": float(low),
-                f"{key}{name}_high": float(high),
-            }
-    return out
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--store", type=Path, required=True, help="built here when new")
@@ -226,7 +156,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--lambda", dest="lam", type=float, default=0.30)
     parser.add_argument("--delta", type=float, default=0.20)
     parser.add_argument("--proxy", default=PROXY)
-    parser.add_argument("--threads", type=int, default=2)
+    threads_option(parser)
     parser.add_argument(
         "--compare", type=int, default=40, help="anchors for the speed comparison (0: none)"
     )
@@ -235,14 +165,14 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="time the decision forms on --compare test anchors and write impact_speed.md",
     )
-    parser.add_argument("--bootstrap", type=int, default=1000)
+    bootstrap_option(parser)
     parser.add_argument(
         "--fresh-cache", action="store_true", help="empty the reply cache first (timed runs)"
     )
     parser.add_argument(
         "--keep-runs", action="store_true", help="do not clear earlier runs (resume)"
     )
-    parser.add_argument("--report", type=Path, default=ROOT / "benchmarks/reports/impact.md")
+    report_option(parser, "impact.md")
     args = parser.parse_args(argv)
     if not (args.data / "event").is_dir():
         print(f"no event data under {args.data}; pass --data", file=sys.stderr)

@@ -25,13 +25,12 @@ import sys
 import time
 from pathlib import Path
 
+from benchmarks.harness import DATA, data_option
 from finkg.config import Settings
 from finkg.kg.ingest import IngestOptions, ingest, loader
 from finkg.kg.setup import init_store
 from finkg.kg.store import BaseStore, open_store
 
-ROOT = Path(__file__).resolve().parents[1]
-DATA = ROOT.parent / "shared" / "data"
 PRICE_HISTORY_FROM = dt.date(2017, 9, 1)
 LAST_DAY = dt.date(2020, 12, 31)
 PROXY_FILE = "market/QQQ_2013_2020.csv"
@@ -145,7 +144,7 @@ def build(
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--store", type=Path, required=True, help="a new or an existing folder")
-    parser.add_argument("--data", type=Path, default=DATA)
+    data_option(parser)
     args = parser.parse_args(argv)
     if not (args.data / "event").is_dir():
         print(f"no event data under {args.data}; pass --data", file=sys.stderr)

@@ -24,8 +24,9 @@ import sys
 import time
 from pathlib import Path
 
-from benchmarks.impact import PROXY, ROOT, clear_runs, stratified, year
-from benchmarks.impact_data import DATA, build
+from benchmarks.harness import data_option, report_option, threads_option
+from benchmarks.impact import PROXY, clear_runs, stratified, year
+from benchmarks.impact_data import build
 from finkg.config import Settings
 from finkg.evaluation.metrics import VariantResult
 from finkg.kg.calendar import get_calendar
@@ -74,12 +75,12 @@ def selected(results: dict[tuple[float, float], VariantResult]) -> tuple[float, 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--store", type=Path, required=True, help="built here when new")
-    parser.add_argument("--data", type=Path, default=DATA)
+    data_option(parser)
     parser.add_argument("--anchors", type=int, default=200, help="2019 anchors to sample")
     parser.add_argument("--reader", default="qwen2.5-coder-0.5b-q4_0")
     parser.add_argument("--snippet-chars", type=int, default=200)
-    parser.add_argument("--threads", type=int, default=2)
-    parser.add_argument("--report", type=Path, default=ROOT / "benchmarks/reports/impact_grid.md")
+    threads_option(parser)
+    report_option(parser, "impact_grid.md")
     args = parser.parse_args(argv)
     if not (args.data / "event").is_dir():
         print(f"no event data under {args.data}; pass --data", file=sys.stderr)

@@ -7,11 +7,11 @@ paper's own figures are printed for orientation only.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 
 import numpy as np
 
+from benchmarks.harness import ci
 from finkg.evaluation.families import family_mix_lines
 from finkg.evaluation.report import portfolio_table
 from finkg.evaluation.stats import Interval, verdict
@@ -44,12 +44,6 @@ def _name(rule: str) -> str:
     if rule.startswith("shuffled-labels"):
         return f"job, shuffled-label memory (`{rule}`)"
     return RULE_TEXT.get(rule, f"`{rule}`")
-
-
-def _ci(i: Interval) -> str:
-    if math.isnan(i.value):
-        return "n/a"
-    return f"{i.value:.3f} [{i.low:.3f}, {i.high:.3f}]"
 
 
 def _diff(i: Interval) -> str:
@@ -226,8 +220,8 @@ def report(  # type: ignore[no-untyped-def]
         ic, days = ics[r.name]
         m = r.metrics
         lines.append(
-            f"| {_name(r.name)} | **{_ci(m['macro-F1'])}** | {_ci(m['non-neutral F1'])} "
-            f"| {_ci(m['ACC'])} | {_ci(m['MCC'])} | {_ci(ic)} ({days}) "
+            f"| {_name(r.name)} | **{ci(m['macro-F1'])}** | {ci(m['non-neutral F1'])} "
+            f"| {ci(m['ACC'])} | {ci(m['MCC'])} | {ci(ic)} ({days}) "
             f"| {r.permutation.shuffled_mean:.3f}, p = {r.permutation.p:.3f} "
             f"| {_mix(mixes[r.name])} |"
         )

@@ -37,13 +37,13 @@ from pathlib import Path
 
 import pyoxigraph as ox
 
+from benchmarks.harness import data_option, report_option
 from finkg import queries
 from finkg.config import Settings
 from finkg.kg.ingest import KINDS, IngestOptions, ingest, loader
 from finkg.kg.setup import init_store
 from finkg.kg.store import BaseStore, open_store
 
-ROOT = Path(__file__).resolve().parents[1]
 WARM_UP_DAYS = 120  # calendar days of bars before the period, so indicators have history
 
 
@@ -170,7 +170,7 @@ def _triples(store: BaseStore) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "data")
+    data_option(parser)
     parser.add_argument(
         "--from", dest="start", type=dt.date.fromisoformat, default=dt.date(2019, 1, 1)
     )
@@ -186,7 +186,7 @@ def main(argv: list[str] | None = None) -> int:
         help="ACL18 period start (paper 001's sequences start 2014-06-02).",
     )
     parser.add_argument("--acl18-to", type=dt.date.fromisoformat, default=dt.date(2015, 12, 31))
-    parser.add_argument("--report", type=Path, default=ROOT / "benchmarks/reports/ingest.md")
+    report_option(parser, "ingest.md")
     parser.add_argument(
         "--news-repeats",
         type=int,

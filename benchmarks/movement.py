@@ -22,6 +22,7 @@ import sys
 import time
 from pathlib import Path
 
+from benchmarks.harness import ROOT, data_option
 from finkg.config import Settings
 from finkg.evaluation.metrics import (
     candidate_movement_correlation,
@@ -42,7 +43,6 @@ from finkg.tasks.movement.train import (
     store_tickers,
 )
 
-ROOT = Path(__file__).resolve().parents[1]
 WARM_UP_DAYS = 120
 # paper 001 Table 3, ACL18 column (StockLLM = fine-tuned LLaMA 3.2-1B)
 PAPER = {
@@ -87,7 +87,7 @@ def ingest_market(store: BaseStore, data: Path, since: dt.date, end: dt.date, tm
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "data")
+    data_option(p)
     p.add_argument("--store", type=Path, default=Path("/tmp/finkg-acl18-store"))
     p.add_argument("--since", type=dt.date.fromisoformat, default=dt.date(2014, 6, 2))
     p.add_argument("--from", dest="start", type=dt.date.fromisoformat, default=dt.date(2015, 6, 3))

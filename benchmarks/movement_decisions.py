@@ -29,6 +29,7 @@ import sys
 import time
 from pathlib import Path
 
+from benchmarks.harness import bootstrap_option, data_option, report_option
 from benchmarks.movement import has_windows, ingest_market
 from finkg.config import Settings
 from finkg.kg.store import open_store
@@ -54,8 +55,6 @@ from finkg.tasks.movement.train import (
     store_tickers,
 )
 
-ROOT = Path(__file__).resolve().parents[1]
-
 
 def log(text: str) -> None:
     print(text, file=sys.stderr, flush=True)
@@ -64,7 +63,7 @@ def log(text: str) -> None:
 def options(argv: list[str] | None) -> argparse.Namespace:
     day = dt.date.fromisoformat
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "data")
+    data_option(p)
     p.add_argument("--store", type=Path, default=Path("/tmp/finkg-acl18-store"))
     p.add_argument("--since", type=day, default=dt.date(2014, 6, 2), help="first window")
     p.add_argument("--val-from", type=day, default=dt.date(2015, 1, 2))
@@ -82,9 +81,9 @@ def options(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--k", type=int, default=5)
     p.add_argument("--sample", type=float, default=0.02)
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--bootstrap", type=int, default=1000)
+    bootstrap_option(p)
     p.add_argument("--cache", type=Path, help="score cache [the store's path + .scores.json]")
-    p.add_argument("--report", type=Path, default=ROOT / "benchmarks/reports/movement.md")
+    report_option(p, "movement.md")
     p.add_argument("--no-heads", action="store_true", help="write no decision head to the store")
     args = p.parse_args(argv)
     args.retrievers = [check_retriever(r.strip()) for r in args.retrievers.split(",") if r.strip()]

@@ -53,7 +53,8 @@ from pathlib import Path
 from pyoxigraph import NamedNode
 
 from benchmarks import bench_queries, qa_answers, qa_data, qa_pages
-from benchmarks.qa_report import METHODS, REPORTS, report
+from benchmarks.harness import REPORTS
+from benchmarks.qa_report import METHODS, report
 from finkg import queries
 from finkg.config import Settings
 from finkg.errors import InputError
@@ -68,7 +69,6 @@ from finkg.retrieval.plan.query_plan import plan
 from finkg.retrieval.rank.rerank import LLMReranker, rerank
 from finkg.tasks.qa.setup import open_qa, open_reranker
 
-ROOT = Path(__file__).resolve().parents[1]
 FKG = "https://w3id.org/finkg/ns#"
 
 

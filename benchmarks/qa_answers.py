@@ -43,7 +43,8 @@ import numpy as np
 from pyoxigraph import NamedNode
 
 from benchmarks import bench_queries, qa_data
-from benchmarks.qa_report import REPORTS, calc_lines, report
+from benchmarks.harness import REPORTS
+from benchmarks.qa_report import calc_lines, report
 from finkg.config import Settings
 from finkg.errors import FinkgError
 from finkg.evaluation.answers import correct

@@ -27,7 +27,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+from benchmarks.harness import ROOT
+
 DATA = ROOT.parent / "shared" / "data" / "qa"
 FINANCEBENCH = DATA / "financebench"
 TATQA = DATA / "tatqa" / "tatqa_dataset_dev.json"

@@ -42,6 +42,7 @@ import time
 from pathlib import Path
 
 from benchmarks import qa_data, qa_pages, qa_retrieval
+from benchmarks.harness import bootstrap_option, report_option
 from benchmarks.qa_facts_accuracy import extraction_cost, facts_accuracy
 from finkg.config import Settings
 from finkg.errors import FinkgError
@@ -52,8 +53,6 @@ from finkg.kg.store import BaseStore
 from finkg.tasks.qa.ask import QA
 from finkg.tasks.qa.types import QAConfig
 
-ROOT = Path(__file__).resolve().parents[1]
-REPORTS = ROOT / "benchmarks" / "reports"
 KINDS = ("metrics-generated", "domain-relevant", "novel-generated")
 TYPES = ("extraction", "arithmetic", "yes/no", "text")
 
@@ -282,8 +281,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--answers", type=int, default=0, help="the first N questions (0: all)")
     ap.add_argument("--only-facts", action="store_true", help="no reader: facts alone")
     ap.add_argument("--baseline", action="store_true", help="today's path where it differs")
-    ap.add_argument("--bootstrap", type=int, default=2000)
-    ap.add_argument("--report", type=Path, default=REPORTS / "qa_facts.json")
+    bootstrap_option(ap, 2000)
+    report_option(ap, "qa_facts.json")
     ap.add_argument(
         "--rescore",
         action="store_true",

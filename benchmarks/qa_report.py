@@ -5,13 +5,8 @@ whole report with `report(results)`, the paper's figures beside finkg's."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from benchmarks.qa_rows import ROWS, STEPPED
 from finkg.evaluation.stats import Interval, verdict
-
-REPORTS = Path(__file__).resolve().parent / "reports"
-
 
 # paper 003 (AI-FinanceQA held-out test; text-embedding-3-small, SPLADE, ColBERT):
 # Table 4 retrieval, Table 3 gpt-4o-mini (selected) row, Table 6 auditability

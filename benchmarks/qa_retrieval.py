@@ -42,17 +42,15 @@ import json
 import statistics
 import sys
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 
-import numpy as np
-
 from benchmarks import bench_queries, qa_data, qa_pages
+from benchmarks.harness import REPORTS, bootstrap_option
+from benchmarks.qa_measures import Item, measures, step, table
 from benchmarks.qa_report import report, report_lines
-from benchmarks.qa_rows import KS, ROWS, STEPPED, VARIANTS, Row, Variant
+from benchmarks.qa_rows import ROWS, VARIANTS, Row, Variant
 from finkg import queries
 from finkg.config import Settings
-from finkg.evaluation.stats import bootstrap, paired
 from finkg.kg import lifecycle
 from finkg.kg.ingest import IngestOptions, ingest, loader
 from finkg.kg.ingest.documents import check_artifacts, upload
@@ -60,10 +58,6 @@ from finkg.kg.setup import init_store
 from finkg.kg.store import open_store
 from finkg.retrieval.passages import PassageRetriever
 from finkg.retrieval.plan.query_plan import plan
-
-ROOT = Path(__file__).resolve().parents[1]
-REPORTS = ROOT / "benchmarks" / "reports"
-
 
 K1S, BS = (0.9, 1.2, 1.5, 2.0), (0.4, 0.6, 0.75, 0.9)
 WEIGHT_GRID = {
@@ -133,29 +127,6 @@ def open_variant(variant: Variant, work: Path, pdf_dir: Path, settings: Settings
     return store, PassageRetriever(store, text=text, vectors=vectors, embedder=embedder), cache
 
 
-@dataclass
-class Item:
-    """One question inside its own document: the pool and where the evidence pages are."""
-
-    question: qa_data.FBQuestion
-    pool: list
-    spans: list
-    evidence: set[int]
-    ranks: dict = field(default_factory=dict)  # (k1, b, planned, paths) -> the paths' ranks
-    pages_of: dict = field(default_factory=dict)  # chunk node -> the pages it overlaps
-
-    @property
-    def relevant_chunks(self) -> int:
-        """How many of the pool's chunks overlap an evidence page."""
-        if not hasattr(self, "_relevant"):
-            self._relevant = sum(
-                bool(set(qa_pages.chunk_pages(p.start, p.end, self.spans)) & self.evidence)
-                for p in self.pool
-                if p.start is not None and p.end is not None
-            )
-        return self._relevant
-
-
 def items_for(store, retriever, cache, questions, pdf_dir: Path) -> list[Item]:
     docs = bench_queries.documents(store)
     pdfs = qa_data.pdf_paths(pdf_dir)
@@ -189,49 +160,6 @@ def order(retriever, item: Item, row: Row, k1: float, b: float, weights) -> list
         )
     hits = retriever.fuse(item.pool, item.ranks[key], weights)
     return [h.passage for h in hits]
-
-
-def measures(item: Item, passages: list) -> dict[str, float]:
-    """Page and chunk measures of one ranking (read as far as they need: the first ten
-    pages and the first evidence page)."""
-    pages: dict[int, None] = {}
-    relevant: list[bool] = []
-    first = None
-    for p in passages:
-        if p.start is None or p.end is None:
-            continue
-        if p.node not in item.pages_of:
-            item.pages_of[p.node] = qa_pages.chunk_pages(p.start, p.end, item.spans)
-        on = item.pages_of[p.node]
-        relevant.append(bool(set(on) & item.evidence))
-        for page in on:
-            if page not in pages:
-                pages[page] = None
-                if first is None and page in item.evidence:
-                    first = len(pages)
-        if first is not None and len(pages) >= max(KS) and len(relevant) >= 5:
-            break
-    ranked = list(pages)
-    out = {f"page Hit@{k}": float(first is not None and first <= k) for k in KS}
-    out["page R@5"] = len(set(ranked[:5]) & item.evidence) / len(item.evidence)
-    out["page MRR"] = 1.0 / first if first else 0.0
-    out["chunk P@5"] = sum(relevant[:5]) / 5
-    out["chunk MRR"] = next((1.0 / i for i, r in enumerate(relevant, 1) if r), 0.0)
-    total = item.relevant_chunks
-    out["chunk R@5"] = sum(relevant[:5]) / total if total else 0.0
-    return out
-
-
-def table(rows: list[dict[str, float]], n_boot: int = 1000) -> dict[str, list[float]]:
-    """Each measure's mean and 95 % bootstrap interval over questions (empty: none)."""
-    if not rows:
-        return {}
-    out = {}
-    for key in rows[0] if rows else ():
-        values = [r[key] for r in rows]
-        ci = bootstrap(lambda p, a: float(np.mean(p)), values, [0.0] * len(values), n=n_boot)
-        out[key] = [round(ci.value, 4), round(ci.low, 4), round(ci.high, 4)]
-    return out | {"n": len(rows)}  # type: ignore[dict-item]
 
 
 def split_of(q: qa_data.FBQuestion) -> str:
@@ -323,20 +251,6 @@ def evaluate(retriever, items, row, choice) -> list[dict[str, float]]:
     return [measures(i, order(retriever, i, row, k1, b, w)) for i in items]
 
 
-def step(now: dict[str, dict], before: dict[str, dict], n_boot: int) -> dict:
-    """What a row adds to the row above on the questions both rank (measures by question
-    id): the difference of each `STEPPED` measure with its paired 95 % bootstrap interval."""
-    both = [q for q in now if q in before]
-    if not both:
-        return {}
-    out: dict = {"n": len(both)}
-    for key in STEPPED:
-        a, b = [now[q][key] for q in both], [before[q][key] for q in both]
-        d = paired(lambda p, _: float(np.mean(p)), a, b, [0.0] * len(a), n=n_boot)
-        out[key] = [round(d.value, 4), round(d.low, 4), round(d.high, 4)]
-    return out
-
-
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--work", type=Path, default=Path("/work/qa-cache"))
@@ -354,7 +268,7 @@ def main(argv: list[str] | None = None) -> int:
         "--rerank-row", default="5", help="the row (by number) the LLM reranks (5: finkg ask's)"
     )
     ap.add_argument("--reader", default="qwen2.5-coder-0.5b")
-    ap.add_argument("--bootstrap", type=int, default=1000)
+    bootstrap_option(ap)
     ap.add_argument(
         "--report", type=Path, default=REPORTS / "qa.json", help="the JSON report merged into"
     )

@@ -30,8 +30,9 @@ from pathlib import Path
 
 import numpy as np
 
+from benchmarks.harness import bootstrap_option, ci, data_option, report_option, threads_option
 from benchmarks.impact import period, stratified
-from benchmarks.impact_data import DATA, build
+from benchmarks.impact_data import build
 from finkg.config import Settings
 from finkg.evaluation.stats import Interval, bootstrap, paired, permutation, verdict
 from finkg.kg.calendar import get_calendar
@@ -46,7 +47,6 @@ from finkg.tasks.impact.prompting import prompt_values
 from finkg.tasks.impact.scoreboard import HORIZONS, LABEL_OPTION, METRICS
 from finkg.tasks.impact.scoring import CLASSES, option_logprobs, score_anchor
 
-ROOT = Path(__file__).resolve().parents[1]
 MODELS = "qwen2.5-coder-1.5b,qwen2.5-coder-0.5b,qwen2.5-coder-0.5b-q4_0,smollm2-135m"
 
 
@@ -158,21 +158,17 @@ def choose(results: list[dict], *, n: int, seed: int) -> tuple[dict | None, list
     return pick, notes
 
 
-def _ci(i: Interval) -> str:
-    return f"{i.value:.3f} [{i.low:.3f}, {i.high:.3f}]"
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--store", type=Path, required=True, help="the impact benchmark's store")
-    parser.add_argument("--data", type=Path, default=DATA)
+    data_option(parser)
     parser.add_argument("--validation", type=period, default=period("2019"))
     parser.add_argument("--anchors", type=int, default=300)
     parser.add_argument("--models", default=MODELS)
-    parser.add_argument("--threads", type=int, default=2)
-    parser.add_argument("--bootstrap", type=int, default=1000)
+    threads_option(parser)
+    bootstrap_option(parser)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--report", type=Path, default=ROOT / "benchmarks/reports/reader.md")
+    report_option(parser, "reader.md")
     args = parser.parse_args(argv)
     print(f"options: {vars(args)}", flush=True)
     store = build(args.store, args.data)
@@ -195,7 +191,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"reading with {name} ...", flush=True)
         results.append(bench(name, rows, settings, n=args.bootstrap, seed=args.seed))
         r = results[-1]
-        print(f"  {r['name']}: calibrated {_ci(r['prior'])}, {r['seconds']:.2f} s", flush=True)
+        print(f"  {r['name']}: calibrated {ci(r['prior'])}, {r['seconds']:.2f} s", flush=True)
     pick, notes = choose(results, n=args.bootstrap, seed=args.seed)
     lines = [
         "# Reader benchmark: calibrated skill on real validation anchors",
@@ -221,13 +217,13 @@ def main(argv: list[str] | None = None) -> int:
         mix = "/".join(f"{100 * r['mix'][c]:.0f}" for c in CLASSES)
         raw_mix = "/".join(f"{100 * r['raw_mix'][c]:.0f}" for c in CLASSES)
         lines.append(
-            f"| `{r['model']}` | **{_ci(r['prior'])}** | {r['excess']:+.3f} (p = {r['p']:.3f}) "
-            f"| {_ci(r['raw'])} | {raw_mix} | {mix} | {r['valid']:.0%} | {r['seconds']:.2f} |"
+            f"| `{r['model']}` | **{ci(r['prior'])}** | {r['excess']:+.3f} (p = {r['p']:.3f}) "
+            f"| {ci(r['raw'])} | {raw_mix} | {mix} | {r['valid']:.0%} | {r['seconds']:.2f} |"
         )
     lines += ["", *notes, ""]
     if pick is not None:
         lines.append(
-            f"**Default: `{pick['name']}`** (calibrated macro-F1 {_ci(pick['prior'])}, "
+            f"**Default: `{pick['name']}`** (calibrated macro-F1 {ci(pick['prior'])}, "
             f"{pick['seconds']:.2f} s an anchor). Rule: every option scored, the best "
             "calibrated macro-F1, unless a faster valid model shows no difference from it."
         )

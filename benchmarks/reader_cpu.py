@@ -23,11 +23,11 @@ import statistics
 import time
 from pathlib import Path
 
+from benchmarks.harness import REPORTS, threads_option
 from finkg.config import Settings
 from finkg.reader.transport.backends import local_llm
 from finkg.reader.transport.cpu import cpu_flags
 
-REPORTS = Path(__file__).resolve().parent / "reports"
 TEXT = (
     "Acme Widgets reported second-quarter revenue of $1.32 billion, up 8 percent from a year "
     "earlier, and raised its full-year outlook as orders for industrial sensors recovered. "
@@ -114,7 +114,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--label", required=True, help="what this build is, for the report")
     parser.add_argument("--model", default="qwen2.5-coder-0.5b-q4_0")
-    parser.add_argument("--threads", type=int, default=2)
+    threads_option(parser)
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--prompt-tokens", type=int, default=512)
     parser.add_argument("--reply-tokens", type=int, default=32)

@@ -31,6 +31,7 @@ from collections import Counter
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
+from benchmarks.harness import report_option, threads_option
 from finkg.demo.world import WorldSpec, build_world
 from finkg.evaluation import hits
 from finkg.kg.ingest import IngestOptions, ingest, loader
@@ -38,7 +39,6 @@ from finkg.kg.store import open_store
 from finkg.reader.transport.backends import local_llm
 from finkg.tasks.recommend.pipeline import VARIANTS, RecommendConfig, recommend
 
-ROOT = Path(__file__).resolve().parents[1]
 ATHENS = ZoneInfo("Europe/Athens")
 
 
@@ -62,9 +62,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--transactions", type=int, default=15)
     parser.add_argument("--summaries", type=int, default=10)
     parser.add_argument("--n-ctx", type=int, default=4096)
-    parser.add_argument("--threads", type=int, default=2)
+    threads_option(parser)
     parser.add_argument("--cache", type=Path, default=Path.home() / ".finkg" / "cache")
-    parser.add_argument("--report", type=Path, default=ROOT / "benchmarks/reports/recommend.md")
+    report_option(parser, "recommend.md")
     args = parser.parse_args(argv)
     print("options:", vars(args), flush=True)
 

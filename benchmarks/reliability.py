@@ -46,10 +46,9 @@ from pathlib import Path
 
 import pytest
 
+from benchmarks.harness import report_option
 from benchmarks.serve_load import run_load
 from tests.w3c_shacl import cases, run
-
-ROOT = Path(__file__).resolve().parents[1]
 
 GROUPS = {
     "bad input: clear error, store unchanged": (
@@ -275,7 +274,7 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=60.0)
     parser.add_argument("--fuzz-cases", type=int, default=40, help="fuzzed inputs per loader")
     parser.add_argument("--fuzz-seed", type=int, default=24)
-    parser.add_argument("--report", type=Path, default=ROOT / "benchmarks/reports/reliability.md")
+    report_option(parser, "reliability.md")
     args = parser.parse_args()
     print(f"options: {vars(args)}")
     started = time.perf_counter()

@@ -35,6 +35,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
+from benchmarks.harness import REPORTS
 from finkg.config import Settings
 from finkg.reader.read import prompt, read
 from finkg.reader.transport.concurrent import run_all
@@ -43,7 +44,6 @@ from finkg.reader.transport.remote_scoring import ChatTemplate
 from finkg.reader.transport.stub import chatml
 from finkg.tasks.impact.scoring import questions
 
-REPORTS = Path(__file__).resolve().parent / "reports"
 LEVELS = (1, 4, 16, 32, 64)
 
 

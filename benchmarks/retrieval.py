@@ -46,6 +46,7 @@ from zoneinfo import ZoneInfo
 import numpy as np
 from pyoxigraph import NamedNode
 
+from benchmarks.harness import report_option
 from finkg.config import Settings
 from finkg.kg.calendar import get_calendar
 from finkg.kg.store import BaseStore, open_store
@@ -67,7 +68,6 @@ from finkg.retrieval.memory.source import (
 from finkg.retrieval.pools import PoolSpec, build_pool, eligible_rows
 from finkg.tasks.impact.anchors import Anchor, anchors
 
-ROOT = Path(__file__).resolve().parents[1]
 NY = ZoneInfo("America/New_York")
 CLASSES = (FKG.NewsArticle, FKG.FilingPassage)
 
@@ -213,7 +213,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--updates", type=int, default=5000)
     parser.add_argument("--embedder", choices=("minilm", "hash"), default="minilm")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--report", type=Path, default=ROOT / "benchmarks/reports/retrieval.md")
+    report_option(parser, "retrieval.md")
     parser.add_argument(
         "--engines", action="store_true", help="Only the two-engine comparison (see above)."
     )

@@ -146,7 +146,9 @@ def test_benchmarks_are_a_package_that_uses_public_names() -> None:
 
 
 def test_no_module_over_400_lines() -> None:
+    """A ceiling, not a target: a module holds one idea, and one past 400 lines holds two."""
     assert long_modules(ROOT) == []
+    assert long_modules(ROOT, "benchmarks") == []
 
 
 def test_the_checks_catch_what_they_are_for(tmp_path: Path) -> None:
