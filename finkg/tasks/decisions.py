@@ -94,13 +94,14 @@ def figures(
     labels: ArrayLike,
     *,
     metrics: Mapping[str, Metric],
-    baselines: Sequence[str],
+    baselines: Sequence[str] | Callable[[str], Sequence[str]],
     classes: Sequence[str],
     n: int = 1000,
     seed: int = 0,
 ) -> list[RuleFigures]:
     """Every rule's metrics with intervals, its permutation control, and its paired
-    difference in the first metric against each baseline (on the same items)."""
+    difference in the first metric against each baseline (on the same items); `baselines`
+    may name them per rule (a function of the rule's name)."""
     y = np.asarray(labels)
     first = next(iter(metrics.values()))
     rows = []
@@ -114,7 +115,7 @@ def figures(
                 {c: float(np.mean(p == c)) for c in classes},
                 {
                     b: paired(first, p, np.asarray(decisions[b]), y, n=n, seed=seed)
-                    for b in baselines
+                    for b in (baselines(name) if callable(baselines) else baselines)
                     if b != name and b in decisions
                 },
             )

@@ -32,7 +32,7 @@ import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 from pyoxigraph import NamedNode
@@ -108,6 +108,28 @@ def store_state(store: BaseStore) -> tuple[int, str | None]:
     if head is None or generation is None:
         return 0, None
     return generation, head.maybe_string("commit")
+
+
+class Changes(NamedTuple):
+    """What a refresh works from: the store's state read first (so a later write leaves the
+    index stale, never wrong), the texts and their hashes, and how they differ from the
+    index's."""
+
+    generation: int
+    commit: str | None
+    texts: dict[str, str]
+    hashes: dict[str, str]
+    diff: Diff
+
+
+def changes(
+    store: BaseStore, classes: Sequence[str], old_iris: Sequence[str], old_hashes: Sequence[str]
+) -> Changes:
+    """The store's texts of `classes` against an index's (IRI, hash) pairs."""
+    generation, commit = store_state(store)  # read first: a later write => stale
+    texts = node_texts(store, classes)
+    hashes = {iri: text_hash(t) for iri, t in texts.items()}
+    return Changes(generation, commit, texts, hashes, diff(old_iris, old_hashes, hashes))
 
 
 def diff(old_iris: Sequence[str], old_hashes: Sequence[str], current: Mapping[str, str]) -> Diff:

@@ -154,10 +154,9 @@ class TextIndex(persist.PersistedIndex):
         """Bring the index up to date with the store: tokenize new and changed nodes, drop
         removed ones, rebuild the matrix, save atomically."""
         started = time.perf_counter()
-        generation, commit = persist.store_state(store)  # read first: a later write => stale
-        texts = persist.node_texts(store, self._manifest["classes"])
-        hashes = {iri: persist.text_hash(t) for iri, t in texts.items()}
-        d = persist.diff(self._data.iris, self._data.hashes, hashes)
+        generation, commit, texts, hashes, d = persist.changes(
+            store, self._manifest["classes"], self._data.iris, self._data.hashes
+        )
         data, write = self._data, None
         if d.added or d.changed or d.removed or self._manifest["data"] is None:
             data = self._rebuild(texts, hashes, d.added + d.changed, progress)

@@ -188,10 +188,9 @@ class VectorIndex(persist.PersistedIndex):
         persist.check_count("batch_size", batch_size)
         persist.check_count("checkpoint", checkpoint, least=0)
         started = time.perf_counter()
-        generation, commit = persist.store_state(store)  # read first: a later write => stale
-        texts = persist.node_texts(store, self._manifest["classes"])
-        hashes = {iri: persist.text_hash(t) for iri, t in texts.items()}
-        d = persist.diff(self._data.iris, self._data.hashes, hashes)
+        generation, commit, texts, hashes, d = persist.changes(
+            store, self._manifest["classes"], self._data.iris, self._data.hashes
+        )
         todo, since = d.added + d.changed, 0
         done: dict[str, np.ndarray] = {}
         for start in range(0, len(todo), batch_size):

@@ -35,13 +35,13 @@ from pathlib import Path
 
 import numpy as np
 
-from finkg.evaluation.stats import Interval, accuracy, bootstrap, mcc, paired, permutation
+from finkg.evaluation.stats import Interval, accuracy, bootstrap, mcc
 from finkg.kg.calendar import get_calendar
 from finkg.reader.budget import count_tokens
 from finkg.reader.llm import LLM, messages_hash
 from finkg.retrieval.sequence_retrievers import SequenceRetriever
 from finkg.retrieval.sequences import Query, WindowPool
-from finkg.tasks.decisions import Item, RuleFigures, decide_all
+from finkg.tasks.decisions import Item, RuleFigures, decide_all, figures
 from finkg.tasks.movement.forecast import LABELS, MovementConfig, prepare, query_features
 
 HEADS = ("none", "prior", "multinomial")  # "none": the raw argmax, shown as "raw"
@@ -243,26 +243,14 @@ def table(
             labels = [i.label for i in items]
         decisions |= {rule_name(r, h): got[h] for h in HEADS}
     y = np.asarray(labels)
-    rows = []
-    for name, predicted in decisions.items():
-        p = np.asarray(predicted)
-        against = [*VERSUS]
+
+    def against(name: str) -> list[str]:
+        """Majority and previous-day; a retriever's head also against the same head alone."""
         retriever, _, head = name.partition("/")
-        if head and retriever != "none" and "none" in retrievers:
-            against.append(f"none/{head}")
-        rows.append(
-            RuleFigures(
-                name,
-                {k: bootstrap(m, p, y, n=n, seed=seed) for k, m in METRICS.items()},
-                permutation(mcc, p, y, n=n, seed=seed),
-                {c: float(np.mean(p == c)) for c in LABELS},
-                {
-                    b: paired(mcc, p, np.asarray(decisions[b]), y, n=n, seed=seed)
-                    for b in against
-                    if b != name
-                },
-            )
-        )
+        own = [f"none/{head}"] if head and retriever != "none" and "none" in retrievers else []
+        return [*VERSUS, *own]
+
+    rows = figures(decisions, y, metrics=METRICS, baselines=against, classes=LABELS, n=n, seed=seed)
     rise = float(np.mean(y == "rise")) if len(y) else 0.0
     return Table(title, tuple(retrievers), len(keys), rise, tuple(rows))
 
