@@ -254,7 +254,7 @@ def main(argv: list[str] | None = None) -> int:
         store,
         llm,
         texts,
-        vectors,  # type: ignore[arg-type]  # not None: open_indexes with vectors=True
+        vectors,
         calendar,
         validated.weights,
         validated.mix,

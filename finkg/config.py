@@ -45,7 +45,13 @@ def _free_cores() -> int:
 
 
 class SettingsFields(TypedDict, total=False):
-    """Any of `Settings`' fields, by name: what `Settings.with_` changes."""
+    """Any of `Settings`' fields, by name: what `Settings.with_` changes. It names every
+    field and no other (a field added to `Settings` must be added here):
+
+    >>> from dataclasses import fields
+    >>> set(SettingsFields.__optional_keys__) == {f.name for f in fields(Settings)}
+    True
+    """
 
     home: Path
     store: str | None

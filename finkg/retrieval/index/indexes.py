@@ -23,6 +23,7 @@ import hashlib
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal, overload
 
 from pyoxigraph import NamedNode
 
@@ -113,6 +114,32 @@ def refresh_indexes(
         directory=directory,
         progress=progress,
     )[2]
+
+
+@overload
+def open_indexes(
+    store: BaseStore,
+    settings: Settings,
+    *,
+    classes: tuple[NamedNode, ...] = ...,
+    vectors: Literal[True] = ...,
+    embedder: Embedder | None = ...,
+    directory: Path | None = ...,
+    progress: Progress | None = ...,
+) -> tuple[TextIndex, VectorIndex, IndexReports]: ...
+
+
+@overload
+def open_indexes(
+    store: BaseStore,
+    settings: Settings,
+    *,
+    classes: tuple[NamedNode, ...] = ...,
+    vectors: bool,
+    embedder: Embedder | None = ...,
+    directory: Path | None = ...,
+    progress: Progress | None = ...,
+) -> tuple[TextIndex, VectorIndex | None, IndexReports]: ...
 
 
 def open_indexes(

@@ -146,7 +146,6 @@ def run_job(
         settings,
         progress=None if progress is None else lambda stage, i, n: progress(stage, i, n or 0),
     )
-    assert vectors is not None  # open_indexes opens them unless told vectors=False
     llm = llm or open_reader(settings)
     cache = OutputCache(settings.cache_dir / "replies.sqlite")
     start = head_history(
