@@ -323,9 +323,13 @@ def main(argv: list[str] | None = None) -> int:
     if "static" in decided:
         for v in variants:
             if v != "static":
-                memory_rows[v] = paired(
-                    METRICS["macro-F1"], decided[v], decided["static"], labels, n=args.bootstrap
-                )
+                memory_rows[v] = tuple(
+                    paired(
+                        METRICS["macro-F1"], decided[v], decided["static"], labels,
+                        n=args.bootstrap, groups=weeks,
+                    )
+                    for weeks in (None, board.weeks)
+                )  # fmt: skip
     agree = (
         float(np.mean(decided["static"] == decided[head])) if "static" in decided else float("nan")
     )
@@ -347,6 +351,7 @@ def main(argv: list[str] | None = None) -> int:
         "test_anchors": len(everything),
         "sample": len(sample),
         "labelled": len(board.keys),
+        "weeks": sorted({f"{y}-W{w:02d}" for y, w in board.weeks}),
         "months": dict(sorted(Counter(a.published.strftime("%Y-%m") for a in sample).items())),
         "reader": llm.model_id,
         "head": head,

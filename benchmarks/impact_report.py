@@ -50,6 +50,19 @@ def _diff(i: Interval) -> str:
     return f"{i.value:+.3f} [{i.low:+.3f}, {i.high:+.3f}]"
 
 
+def _weeks(i: Interval | None) -> str:
+    return "" if i is None else f"[{i.low:+.3f}, {i.high:+.3f}]"
+
+
+def _weekly(r: RuleFigures, baseline: str) -> Interval:
+    """The paired difference against `baseline` resampling weeks (anchors where not given)."""
+    return r.versus_grouped.get(baseline, r.versus[baseline])
+
+
+# a memory variant's macro-F1 minus static's: anchors resampled, then whole weeks
+MemoryRows = Mapping[str, tuple[Interval, Interval]]
+
+
 def _mix(mix: Mapping[int, Mapping[str, float]]) -> str:
     return " · ".join(
         f"{h}D " + "/".join(f"{100 * m[c]:.0f}" for c in ("up", "neutral", "down"))
@@ -162,7 +175,7 @@ def report(  # type: ignore[no-untyped-def]
     ics: Mapping[str, tuple[Interval, int]],
     decided: Mapping[str, np.ndarray],
     mixes: Mapping[str, Mapping[int, Mapping[str, float]]],
-    memory_rows: Mapping[str, Interval],
+    memory_rows: MemoryRows,
     results,
     benchmarks,
     pools: Sequence[Sequence],
@@ -206,21 +219,25 @@ def report(  # type: ignore[no-untyped-def]
         "",
         "## Every rule on the same anchors",
         "",
-        f"n = {n:,} anchors x 3 horizons; metrics are means over 1D/3D/5D; 95 % bootstrap "
-        "intervals resample anchors (rank IC: prediction days); the permutation control "
+        f"n = {n:,} anchors x 3 horizons in {len(set(facts['weeks']))} trading weeks; "
+        "metrics are means over 1D/3D/5D; 95 % bootstrap intervals resample anchors (rank IC: "
+        "prediction days), and macro-F1's again resample whole trading weeks (ISO weeks of the "
+        "prediction day: anchors of one week share the market's moves, so the anchor-level "
+        "interval is too narrow); the permutation control "
         f"shuffles a rule's decisions across anchors ({facts['args']['bootstrap']} shuffles): "
         "p is how often a "
         "shuffle scored as well, so a rule's order (its content) matters only where p is small.",
         "",
-        "| rule | macro-F1 | non-neutral F1 | ACC | MCC | rank IC (days) | permutation: shuffled "
-        "macro-F1, p | predicted up/neutral/down % |",
-        "|---|---|---|---|---|---|---|---|",
+        "| rule | macro-F1 | macro-F1, weeks resampled | non-neutral F1 | ACC | MCC "
+        "| rank IC (days) | permutation: shuffled macro-F1, p | predicted up/neutral/down % |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
         ic, days = ics[r.name]
         m = r.metrics
         lines.append(
-            f"| {_name(r.name)} | **{ci(m['macro-F1'])}** | {ci(m['non-neutral F1'])} "
+            f"| {_name(r.name)} | **{ci(m['macro-F1'])}** | {_weeks(r.grouped)} "
+            f"| {ci(m['non-neutral F1'])} "
             f"| {ci(m['ACC'])} | {ci(m['MCC'])} | {ci(ic)} ({days}) "
             f"| {r.permutation.shuffled_mean:.3f}, p = {r.permutation.p:.3f} "
             f"| {_mix(mixes[r.name])} |"
@@ -228,23 +245,30 @@ def report(  # type: ignore[no-untyped-def]
     lines += [
         "",
         "## Paired differences in macro-F1 (same anchors; an interval containing zero is no "
-        "difference)",
+        "difference; the verdict is read off the interval that resamples weeks)",
         "",
-        "| rule | against | difference [95 % CI] | verdict |",
-        "|---|---|---|---|",
+        "| rule | against | difference [95 % CI, anchors] | [95 % CI, weeks] | verdict |",
+        "|---|---|---|---|---|",
     ]
     for name in ("none", "prior", "multinomial", "static", "cited"):
         if name not in by:
             continue
         for b, d in by[name].versus.items():
             if b in ("all-neutral", "stratified", "momentum", "tone", "card"):
-                lines.append(f"| {_name(name)} | {_name(b)} | {_diff(d)} | {verdict(d)} |")
+                w = _weekly(by[name], b)
+                lines.append(
+                    f"| {_name(name)} | {_name(b)} | {_diff(d)} | {_weeks(w)} | {verdict(w)} |"
+                )
     lines += ["", "## The source memory against its controls", ""]
     if memory_rows:
         lines += [
-            "| variant | macro-F1 minus no memory (`static`) [95 % CI] | verdict |",
-            "|---|---|---|",
-            *(f"| {_name(v)} | {_diff(d)} | {verdict(d)} |" for v, d in memory_rows.items()),
+            "| variant | macro-F1 minus no memory (`static`) [95 % CI, anchors] "
+            "| [95 % CI, weeks] | verdict |",
+            "|---|---|---|---|",
+            *(
+                f"| {_name(v)} | {_diff(d)} | {_weeks(w)} | {verdict(w)} |"
+                for v, (d, w) in memory_rows.items()
+            ),
             "",
         ]
     lines += _plainly(by, head, memory_rows)
@@ -281,19 +305,17 @@ def report(  # type: ignore[no-untyped-def]
     return lines
 
 
-def _plainly(
-    by: Mapping[str, RuleFigures], head: str, memory_rows: Mapping[str, Interval]
-) -> list[str]:
+def _plainly(by: Mapping[str, RuleFigures], head: str, memory_rows: MemoryRows) -> list[str]:
     """The findings in words, each read off its paired interval."""
     out = ["## What this says", ""]
     if head in by:
         r = by[head]
         for b in ("all-neutral", "stratified", "momentum", "tone"):
             if b in r.versus:
-                d = r.versus[b]
+                d = _weekly(r, b)
                 out.append(
                     f"- The reader through the `{head}` head against {_name(b)}: "
-                    f"{_diff(d)} macro-F1, **{verdict(d)}**."
+                    f"{_diff(d)} macro-F1 (weeks resampled), **{verdict(d)}**."
                 )
         p = r.permutation
         out.append(
@@ -306,13 +328,13 @@ def _plainly(
             )
         )
     if "multinomial" in by and "card" in by["multinomial"].versus:
-        d = by["multinomial"].versus["card"]
+        d = _weekly(by["multinomial"], "card")
         out.append(
             f"- What the reader adds over the card-only head (multinomial minus card): "
-            f"{_diff(d)}, **{verdict(d)}**."
+            f"{_diff(d)} (weeks resampled), **{verdict(d)}**."
         )
-    for v, d in memory_rows.items():
-        out.append(f"- `{v}` minus `static`: {_diff(d)}, {verdict(d)}.")
+    for v, (_, w) in memory_rows.items():
+        out.append(f"- `{v}` minus `static`: {_diff(w)} (weeks resampled), {verdict(w)}.")
     return out
 
 
@@ -340,9 +362,12 @@ def summary_json(facts, runs, rows, ics, memory_rows, comparison, decided) -> di
                 "permutation": {"shuffled_mean": r.permutation.shuffled_mean, "p": r.permutation.p},
                 "mix": r.mix,
                 "versus": {b: interval(d) for b, d in r.versus.items()},
+                **({"macro-F1_weeks": interval(r.grouped)} if r.grouped else {}),
+                "versus_weeks": {b: interval(d) for b, d in r.versus_grouped.items()},
             }
             for r in rows
         },
-        "memory_minus_static": {v: interval(d) for v, d in memory_rows.items()},
+        "memory_minus_static": {v: interval(d) for v, (d, _) in memory_rows.items()},
+        "memory_minus_static_weeks": {v: interval(w) for v, (_, w) in memory_rows.items()},
         "comparison": comparison,
     }

@@ -94,3 +94,34 @@ def test_figures_give_intervals_permutations_and_paired_verdicts() -> None:
     assert prior.versus["none"].low > 0
     text = "\n".join(table(rows, metric_names=["ACC"]) + comparisons(rows, ["prior"], "ACC"))
     assert "| prior | none |" in text and "better" in text
+
+
+def test_figures_by_weeks_keep_the_value_and_give_the_verdict_of_the_wider_interval() -> None:
+    fitting, test = items(100), items(400, offset=100, seed=3)
+    decisions = decide_all(fitting, test, classes=CLASSES)
+    weeks = [i.decision.isocalendar()[:2] for i in sorted(test, key=lambda i: i.decision)]
+    labels = [i.label for i in sorted(test, key=lambda i: i.decision)]
+
+    def rows_by(groups: list | None) -> list:
+        return figures(
+            decisions,
+            labels,
+            metrics={"ACC": accuracy},
+            baselines=["majority", "none"],
+            classes=CLASSES,
+            n=200,
+            groups=groups,
+        )
+
+    plain = {r.name: r for r in rows_by(None)}
+    rows = rows_by(weeks)
+    by = {r.name: r for r in rows}
+    prior = by["prior"]
+    assert plain["prior"].grouped is None and plain["prior"].versus_grouped == {}
+    assert prior.grouped is not None and prior.grouped.value == prior.metrics["ACC"].value
+    assert prior.versus == plain["prior"].versus  # the item-level figures are unchanged
+    week_none = prior.versus_grouped["none"]
+    assert week_none.value == prior.versus["none"].value
+    text = "\n".join(table(rows, metric_names=["ACC"]) + comparisons(rows, ["prior"], "ACC"))
+    assert "ACC, weeks resampled" in text and "verdict (weeks)" in text
+    assert f"[{week_none.low:+.3f}, {week_none.high:+.3f}]" in text

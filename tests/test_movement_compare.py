@@ -89,6 +89,9 @@ def test_every_retriever_is_tabled_on_the_same_queries(plain: tuple) -> None:
         mcc = r.metrics["MCC"]
         assert mcc.n == 12 and mcc.low <= mcc.value <= mcc.high
         assert 0 < r.permutation.p <= 1 and sum(r.mix.values()) == pytest.approx(1.0)
+        # the same MCC with an interval that resamples whole trading weeks
+        assert r.grouped is not None and r.grouped.value == mcc.value
+        assert set(r.versus_grouped) == set(r.versus)
 
 
 def test_the_report_says_what_it_ran_on(plain: tuple) -> None:
@@ -123,6 +126,12 @@ def test_the_report_says_what_it_ran_on(plain: tuple) -> None:
     assert "| dtw/prior |" in text and "`finseer`: no trained model" in text
     assert "Rules that predicted one class for every query:" in text
     assert "no difference" in text and "(123 windows)" in text
+    assert "MCC [95 % CI, weeks resampled]" in text and "whole trading weeks resampled" in text
+    older = json.loads(json.dumps(report))  # a result saved before weeks were figured
+    for t in older["tables"]:
+        for r in t["rules"].values():
+            r.pop("mcc_weeks"), r.pop("mcc_vs_weeks")
+    assert "weeks resampled" not in render(older) and "| dtw/prior |" in render(older)
 
 
 def test_the_choice_never_sees_a_test_label(store: BaseStore, plain: tuple) -> None:

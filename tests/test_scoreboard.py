@@ -140,6 +140,13 @@ def test_figures_average_the_horizons_and_intervals_cover_the_value() -> None:
     f1 = METRICS["macro-F1"]
     assert d.high < 0
     assert math.isclose(d.value, f1(made["all-neutral"], y) - f1(made["momentum"], y))
+    # macro-F1 and the differences again, whole trading weeks resampled
+    assert len(board.weeks) == len(board.keys)
+    assert board.weeks == [(d.isocalendar().year, d.isocalendar().week) for d in board.days]
+    for r in rows:
+        assert r.grouped is not None and r.grouped.value == r.metrics["macro-F1"].value
+        assert set(r.versus_grouped) == set(r.versus)
+    assert by["all-neutral"].versus_grouped["momentum"].value == d.value
 
 
 def test_rank_ic_of_a_perfect_rule_is_one_and_rests_on_days() -> None:

@@ -76,3 +76,27 @@ def test_accuracy_and_mcc_of_two_class_decisions() -> None:
 def test_mismatched_lengths_are_refused() -> None:
     with pytest.raises(ValueError, match="differ in shape"):
         macro_f1([1, 0], [1, 0, 0])
+
+
+def test_resampling_whole_weeks_widens_the_interval_where_items_of_a_week_move_together() -> None:
+    # 20 weeks of 20 items; in each week the rule is right on all items or on none, as when
+    # one market move decides every anchor of the week
+    weeks = np.repeat(np.arange(20), 20)
+    right_week = np.random.default_rng(3).random(20) < 0.6
+    predicted = np.where(right_week[weeks], LABELS, -LABELS - (LABELS == 0))
+    by_item = bootstrap(accuracy, predicted, LABELS, n=400)
+    by_week = bootstrap(accuracy, predicted, LABELS, n=400, groups=weeks.tolist())
+    assert by_week.value == by_item.value
+    assert by_week.high - by_week.low > 2 * (by_item.high - by_item.low)
+    neutral = np.zeros_like(LABELS)
+    d_item = paired(accuracy, predicted, neutral, LABELS, n=400)
+    d_week = paired(accuracy, predicted, neutral, LABELS, n=400, groups=weeks.tolist())
+    assert d_week.value == d_item.value
+    assert d_week.high - d_week.low > 2 * (d_item.high - d_item.low)
+    same = paired(accuracy, predicted, predicted, LABELS, n=100, groups=weeks.tolist())
+    assert (same.low, same.high) == (0.0, 0.0)
+
+
+def test_a_group_key_per_item_is_required() -> None:
+    with pytest.raises(ValueError, match="3 group keys for 400 items"):
+        bootstrap(accuracy, LABELS, LABELS, n=10, groups=[1, 2, 3])

@@ -3,10 +3,13 @@
 Every figure in an impact or movement report is a metric over items (anchors, queries) with
 its 95 % bootstrap interval (items resampled with replacement, percentile interval); a
 comparison of two methods on the same items resamples the items once for both (a paired
-interval of the difference); the permutation control shuffles a method's predictions
-across the items and asks how often a shuffle scores as well (the content signal left when
-the class mix is held fixed). A difference whose interval contains zero is reported as no
-difference (`verdict`). Seeded: the same inputs give the same intervals.
+interval of the difference). Items that share a day share the market's move, so `groups`
+(each item's trading week, say) makes both resample whole groups instead: the honest
+interval when items cluster, often 2-3x wider than the item-level one. The permutation
+control shuffles a method's predictions across the items and asks how often a shuffle
+scores as well (the content signal left when the class mix is held fixed). A difference
+whose interval contains zero is reported as no difference (`verdict`). Seeded: the same
+inputs give the same intervals.
 
 >>> y = [1, 0, -1, 0, 0, 1, -1, 0]
 >>> round(macro_f1(y, y), 3), round(macro_f1([0] * 8, y), 3)
@@ -122,10 +125,12 @@ def _cluster_resamples(groups: Sequence, n: int, seed: int) -> list[np.ndarray]:
     """Item indices of `n` resamples that draw whole groups (days, weeks, companies) with
     replacement: items of one group share what moves them, and resampling them one by one
     would make the interval too narrow."""
-    keys = list(dict.fromkeys(groups))
-    members = {k: np.flatnonzero(np.asarray([g == k for g in groups])) for k in keys}
-    draws = np.random.default_rng(seed).integers(0, len(keys), size=(n, len(keys)))
-    return [np.concatenate([members[keys[j]] for j in row]) for row in draws]
+    members: dict[object, list[int]] = {}
+    for i, g in enumerate(groups):
+        members.setdefault(g, []).append(i)
+    blocks = [np.asarray(m) for m in members.values()]
+    draws = np.random.default_rng(seed).integers(0, len(blocks), size=(n, len(blocks)))
+    return [np.concatenate([blocks[j] for j in row]) for row in draws]
 
 
 def mean_by_groups(
@@ -162,13 +167,38 @@ def paired_by_groups(
     return Interval(float(a.mean() - b.mean()), float(low), float(high), len(a))
 
 
+def _draws(n_items: int, groups: Sequence | None, n: int, seed: int) -> Sequence[np.ndarray]:
+    """Item indices of `n` resamples: items one by one, or whole `groups` (one key per item)."""
+    if groups is None:
+        return list(_resamples(n_items, n, seed))
+    if len(groups) != n_items:
+        raise ValueError(f"{len(groups)} group keys for {n_items} items: give one per item")
+    return _cluster_resamples(list(groups), n, seed)
+
+
 def bootstrap(
-    metric: Metric, predicted: ArrayLike, actual: ArrayLike, *, n: int = 1000, seed: int = 0
+    metric: Metric,
+    predicted: ArrayLike,
+    actual: ArrayLike,
+    *,
+    n: int = 1000,
+    seed: int = 0,
+    groups: Sequence | None = None,
 ) -> Interval:
+    """`metric` on all items, with a 95 % interval that resamples items (or whole `groups`).
+
+    >>> y = [1, 0] * 20
+    >>> weeks = [i // 10 for i in range(40)]  # a rule right in two weeks, wrong in two
+    >>> p = y[:20] + [1 - v for v in y[20:]]
+    >>> by_item = bootstrap(accuracy, p, y, n=500)
+    >>> by_week = bootstrap(accuracy, p, y, n=500, groups=weeks)
+    >>> by_week.high - by_week.low > by_item.high - by_item.low
+    True
+    """
     p, a = _arrays(predicted, actual)
     if len(p) == 0:
         raise ValueError("no items to score")
-    values = [metric(p[i], a[i]) for i in _resamples(len(p), n, seed)]
+    values = [metric(p[i], a[i]) for i in _draws(len(p), groups, n, seed)]
     low, high = np.percentile(values, [2.5, 97.5])
     return Interval(metric(p, a), float(low), float(high), len(p))
 
@@ -181,11 +211,13 @@ def paired(
     *,
     n: int = 1000,
     seed: int = 0,
+    groups: Sequence | None = None,
 ) -> Interval:
-    """`metric(first) - metric(second)` on the same items, with a paired interval."""
+    """`metric(first) - metric(second)` on the same items, with a paired interval (items,
+    or whole `groups`, resampled once for both)."""
     p1, a = _arrays(first, actual)
     p2, _ = _arrays(second, actual)
-    diffs = [metric(p1[i], a[i]) - metric(p2[i], a[i]) for i in _resamples(len(a), n, seed)]
+    diffs = [metric(p1[i], a[i]) - metric(p2[i], a[i]) for i in _draws(len(a), groups, n, seed)]
     low, high = np.percentile(diffs, [2.5, 97.5])
     return Interval(metric(p1, a) - metric(p2, a), float(low), float(high), len(a))
 

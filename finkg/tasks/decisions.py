@@ -9,7 +9,9 @@ Rules: the no-skill ones (`majority`: the most frequent matured class; `stratifi
 seeded draw from the matured class mix), the job's own fixed rules passed in by the caller
 (`previous-day`, `momentum`, `tone`, ...), the reader's raw argmax, and each decision head
 of `tasks.heads` (`prior`, `multinomial`, `card`). For each: the metrics with bootstrap
-95 % intervals, the permutation control, and paired differences against every baseline.
+95 % intervals, the permutation control, and paired differences against every baseline;
+given each item's group (its trading week), the first metric and the differences again
+with intervals that resample whole groups, since items of one week share the market.
 """
 
 from __future__ import annotations
@@ -87,6 +89,9 @@ class RuleFigures:
     permutation: Permutation
     mix: dict[str, float]  # the share of each class among the decisions
     versus: dict[str, Interval]  # paired difference of the first metric against each baseline
+    # the first metric and its paired differences again, whole groups (weeks) resampled
+    grouped: Interval | None = None
+    versus_grouped: dict[str, Interval] = field(default_factory=dict)
 
 
 def figures(
@@ -98,40 +103,74 @@ def figures(
     classes: Sequence[str],
     n: int = 1000,
     seed: int = 0,
+    groups: Sequence | None = None,
 ) -> list[RuleFigures]:
     """Every rule's metrics with intervals, its permutation control, and its paired
     difference in the first metric against each baseline (on the same items); `baselines`
-    may name them per rule (a function of the rule's name)."""
+    may name them per rule (a function of the rule's name). With `groups` (one key per
+    item: its trading week), the first metric and the paired differences are given again
+    with intervals that resample whole groups (`stats.bootstrap`)."""
     y = np.asarray(labels)
     first = next(iter(metrics.values()))
     rows = []
     for name, predicted in decisions.items():
         p = np.asarray(predicted)
+        against = [
+            b
+            for b in (baselines(name) if callable(baselines) else baselines)
+            if b != name and b in decisions
+        ]
+
         rows.append(
             RuleFigures(
                 name,
                 {k: bootstrap(m, p, y, n=n, seed=seed) for k, m in metrics.items()},
                 permutation(first, p, y, n=n, seed=seed),
                 {c: float(np.mean(p == c)) for c in classes},
-                {
-                    b: paired(first, p, np.asarray(decisions[b]), y, n=n, seed=seed)
-                    for b in (baselines(name) if callable(baselines) else baselines)
-                    if b != name and b in decisions
-                },
+                _versus(first, p, decisions, against, y, n=n, seed=seed),
+                None if groups is None else bootstrap(first, p, y, n=n, seed=seed, groups=groups),
+                {}
+                if groups is None
+                else _versus(first, p, decisions, against, y, n=n, seed=seed, groups=groups),
             )
         )
     return rows
 
 
-def table(rows: Sequence[RuleFigures], *, metric_names: Sequence[str]) -> list[str]:
-    """Markdown: one row per rule, intervals in brackets."""
-    head = " | ".join(metric_names)
+def _versus(
+    metric: Metric,
+    p: np.ndarray,
+    decisions: Mapping[str, ArrayLike],
+    against: Sequence[str],
+    y: np.ndarray,
+    *,
+    n: int,
+    seed: int,
+    groups: Sequence | None = None,
+) -> dict[str, Interval]:
+    return {
+        b: paired(metric, p, np.asarray(decisions[b]), y, n=n, seed=seed, groups=groups)
+        for b in against
+    }
+
+
+def table(
+    rows: Sequence[RuleFigures], *, metric_names: Sequence[str], grouped: str = "weeks"
+) -> list[str]:
+    """Markdown: one row per rule, intervals in brackets; where the rows were figured with
+    groups, the first metric's interval by `grouped` (the groups' name) beside it."""
+    by_group = any(r.grouped is not None for r in rows)
+    names = [metric_names[0], f"{metric_names[0]}, {grouped} resampled"] if by_group else []
+    head = " | ".join([*names, *metric_names[1:]] if by_group else metric_names)
     lines = [
         f"| rule | {head} | permutation: shuffled mean, p | class mix |",
-        "|---|" + "---|" * (len(metric_names) + 2),
+        "|---|" + "---|" * (len(metric_names) + by_group + 2),
     ]
     for r in rows:
-        cells = " | ".join(str(r.metrics[m]) for m in metric_names)
+        values = [str(r.metrics[m]) for m in metric_names]
+        if by_group:
+            values.insert(1, _bracket(r.grouped) if r.grouped else "")
+        cells = " | ".join(values)
         mix = " / ".join(f"{c} {v:.0%}" for c, v in r.mix.items())
         lines.append(
             f"| {r.name} | {cells} | {r.permutation.shuffled_mean:.3f}, "
@@ -140,15 +179,43 @@ def table(rows: Sequence[RuleFigures], *, metric_names: Sequence[str]) -> list[s
     return lines
 
 
-def comparisons(rows: Sequence[RuleFigures], rules: Sequence[str], metric: str) -> list[str]:
-    """Markdown: the paired differences of `rules` against each baseline, with a verdict."""
-    lines = [f"| rule | baseline | {metric} difference [95 % CI] | verdict |", "|---|---|---|---|"]
+def _bracket(i: Interval) -> str:
+    """Just the interval: the value stands in the item-level column beside it."""
+    return f"[{i.low:.3f}, {i.high:.3f}]"
+
+
+def _signed(i: Interval) -> str:
+    return f"{i.value:+.3f} [{i.low:+.3f}, {i.high:+.3f}]"
+
+
+def comparisons(
+    rows: Sequence[RuleFigures], rules: Sequence[str], metric: str, *, grouped: str = "weeks"
+) -> list[str]:
+    """Markdown: the paired differences of `rules` against each baseline, with a verdict;
+    where the rows were figured with groups, the interval resampling whole groups beside
+    the item-level one, and the verdict from the group-level interval (the honest one)."""
+    by_group = any(r.versus_grouped for r in rows)
+    if by_group:
+        lines = [
+            f"| rule | baseline | {metric} difference [95 % CI, items] | [95 % CI, {grouped}] "
+            f"| verdict ({grouped}) |",
+            "|---|---|---|---|---|",
+        ]
+    else:
+        lines = [
+            f"| rule | baseline | {metric} difference [95 % CI] | verdict |",
+            "|---|---|---|---|",
+        ]
     for r in rows:
         if r.name not in rules:
             continue
         for b, diff in r.versus.items():
-            lines.append(
-                f"| {r.name} | {b} | {diff.value:+.3f} [{diff.low:+.3f}, {diff.high:+.3f}] "
-                f"| {verdict(diff)} |"
-            )
+            if by_group:
+                g = r.versus_grouped[b]
+                lines.append(
+                    f"| {r.name} | {b} | {_signed(diff)} | [{g.low:+.3f}, {g.high:+.3f}] "
+                    f"| {verdict(g)} |"
+                )
+            else:
+                lines.append(f"| {r.name} | {b} | {_signed(diff)} | {verdict(diff)} |")
     return lines

@@ -15,8 +15,10 @@ had matured before that anchor's decision only (`tasks.decisions.decide_all`):
 
 An item is an anchor with a label at every horizon; metrics average the horizons (macro-F1,
 non-neutral F1, accuracy, multi-class MCC) and their intervals resample anchors, so the
-three horizons of one anchor move together. Rank IC comes with an interval that resamples
-prediction days.
+three horizons of one anchor move together; macro-F1 and the paired differences come again
+with intervals that resample whole trading weeks, since anchors of one week share the
+market's moves (the anchor-level interval is too narrow). Rank IC comes with an interval
+that resamples prediction days.
 """
 
 from __future__ import annotations
@@ -99,6 +101,12 @@ class Anchors:
     items: dict[int, list[ScoredItem]]  # per horizon, aligned with `keys`
 
     @property
+    def weeks(self) -> list[tuple[int, int]]:
+        """Each anchor's trading week (ISO year and week of its prediction day): anchors of
+        one week share the market's moves, so honest intervals resample whole weeks."""
+        return [(c.year, c.week) for c in (d.isocalendar() for d in self.days)]
+
+    @property
     def labels(self) -> np.ndarray:
         return np.array(
             [
@@ -156,7 +164,8 @@ def scoreboard(
     seed: int = 0,
 ) -> list[RuleFigures]:
     """Every rule's metrics with bootstrap intervals, its permutation control, and its paired
-    macro-F1 difference against each baseline."""
+    macro-F1 difference against each baseline; macro-F1 and the differences also with
+    intervals that resample whole trading weeks (`Anchors.weeks`)."""
     return figures(
         decided,
         test.labels,
@@ -165,6 +174,7 @@ def scoreboard(
         classes=CLASSES,
         n=n,
         seed=seed,
+        groups=test.weeks,
     )
 
 

@@ -16,7 +16,9 @@ Each table holds, on one set of test queries: the no-skill and fixed rules (majo
 stratified, previous-day, momentum, and the `card` head over the query's own returns
 without the reader), then per retriever the reader's raw argmax (`raw`) and each head;
 ACC and MCC with bootstrap 95 % intervals, the permutation control, the class mix, and
-paired MCC differences against majority, previous-day and the same head without retrieval.
+paired MCC differences against majority, previous-day and the same head without retrieval;
+MCC and the differences also with intervals that resample whole trading weeks (queries of
+one week share the market's moves, so the query-level interval is too narrow).
 
 Reads go through a score cache keyed by the reader and the exact messages, so a stopped
 run continues where it stopped; cached reads are counted apart and never in reads/hour.
@@ -32,6 +34,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from zoneinfo import ZoneInfo
 
 import numpy as np
 
@@ -50,6 +53,7 @@ VERSUS = ("majority", "previous-day")
 METRICS = {"MCC": mcc, "ACC": accuracy}
 Log = Callable[[str], None]
 Labelled = Sequence[tuple[Query, str]]
+NEW_YORK = ZoneInfo("America/New_York")
 
 
 def rule_name(retriever: str, head: str) -> str:
@@ -206,6 +210,13 @@ def choose(
     return Choice(best, head, figures, max(sizes, default=0))
 
 
+def trading_week(decision: dt.datetime) -> tuple[int, int]:
+    """The ISO year and week of a decision's New York trading day: queries of one week
+    share the market's moves, so the tables' honest intervals resample whole weeks."""
+    c = decision.astimezone(NEW_YORK).date().isocalendar()
+    return c.year, c.week
+
+
 def _triple(interval: Interval) -> list[float]:
     return [interval.value, interval.low, interval.high]
 
@@ -234,6 +245,7 @@ def table(
     """The rules of `retrievers` on the test queries `keys` (each retriever has read them)."""
     decisions: dict[str, list[str]] = {}
     labels: list[str] = []
+    weeks: list[tuple[int, int]] = []
     for r in retrievers:
         items = sorted((test[r][k] for k in keys), key=lambda i: i.decision)  # stable
         heads = (*HEADS, "card")
@@ -241,6 +253,7 @@ def table(
         if not decisions:  # the rules without the reader are the same for every retriever
             decisions |= {k: got[k] for k in FIXED}
             labels = [i.label for i in items]
+            weeks = [trading_week(i.decision) for i in items]
         decisions |= {rule_name(r, h): got[h] for h in HEADS}
     y = np.asarray(labels)
 
@@ -250,7 +263,16 @@ def table(
         own = [f"none/{head}"] if head and retriever != "none" and "none" in retrievers else []
         return [*VERSUS, *own]
 
-    rows = figures(decisions, y, metrics=METRICS, baselines=against, classes=LABELS, n=n, seed=seed)
+    rows = figures(
+        decisions,
+        y,
+        metrics=METRICS,
+        baselines=against,
+        classes=LABELS,
+        n=n,
+        seed=seed,
+        groups=weeks,
+    )
     rise = float(np.mean(y == "rise")) if len(y) else 0.0
     return Table(title, tuple(retrievers), len(keys), rise, tuple(rows))
 
@@ -346,6 +368,8 @@ def as_json(c: Comparison) -> dict[str, object]:
                         },
                         "mix": r.mix,
                         "mcc_vs": {b: _triple(d) for b, d in r.versus.items()},
+                        **({"mcc_weeks": _triple(r.grouped)} if r.grouped else {}),
+                        "mcc_vs_weeks": {b: _triple(d) for b, d in r.versus_grouped.items()},
                     }
                     for r in t.rows
                 },

@@ -29,22 +29,36 @@ def _label(name: str) -> str:
     return {"none/raw": "none/raw (the reader alone, argmax)"}.get(name, name)
 
 
+def _bracket(x: Sequence[float]) -> str:
+    return f"[{x[1]:.3f}, {x[2]:.3f}]"
+
+
 def rules_table(rules: Mapping[str, Mapping]) -> list[str]:
+    """One row per rule; with the week-level MCC interval where the result has one (results
+    saved before it was figured have not)."""
+    weeks = any("mcc_weeks" in r for r in rules.values())
     lines = [
-        "| rule | MCC [95 % CI] | ACC [95 % CI] | permutation: shuffled mean, p | class mix |",
-        "|---|---|---|---|---|",
+        "| rule | MCC [95 % CI] | "
+        + ("MCC [95 % CI, weeks resampled] | " if weeks else "")
+        + "ACC [95 % CI] | permutation: shuffled mean, p | class mix |",
+        "|---|---|---|---|---|" + ("---|" if weeks else ""),
     ]
     for name, r in rules.items():
         mix = " / ".join(f"{c} {v:.0%}" for c, v in r["mix"].items())
         perm = r["permutation"]
+        by_week = f"{_bracket(r['mcc_weeks'])} | " if weeks else ""
         lines.append(
-            f"| {_label(name)} | {_ci(r['metrics']['MCC'])} | {_ci(r['metrics']['ACC'])} | "
+            f"| {_label(name)} | {_ci(r['metrics']['MCC'])} | {by_week}"
+            f"{_ci(r['metrics']['ACC'])} | "
             f"{perm['shuffled_mean']:.3f}, p = {perm['p']:.3f} | {mix} |"
         )
     return lines
 
 
 def differences_table(rules: Mapping[str, Mapping]) -> list[str]:
+    """The paired MCC differences; where the result has them, the intervals and verdicts
+    that resample whole weeks (the honest ones), else the query-level ones."""
+    weeks = any(r.get("mcc_vs_weeks") for r in rules.values())
     lines = [
         "| rule | vs majority | vs previous-day | vs the same head without retrieval |",
         "|---|---|---|---|",
@@ -52,7 +66,7 @@ def differences_table(rules: Mapping[str, Mapping]) -> list[str]:
     for name, r in rules.items():
         if "/" not in name:
             continue
-        vs = r["mcc_vs"]
+        vs = r["mcc_vs_weeks"] if weeks else r["mcc_vs"]
         none = next((v for k, v in vs.items() if k.startswith("none/")), None)
         lines.append(
             f"| {name} | {_diff(vs['majority'])} | {_diff(vs['previous-day'])} | "
@@ -134,8 +148,13 @@ def render(result: Result) -> str:
             + ". The permutation control shuffles each rule's forecasts across the queries "
             "(its class mix kept); p is the share of shuffles whose MCC is at least the rule's.",
             "",
-            "Paired MCC differences on the same queries [95 % CI]; a difference whose "
-            "interval contains zero is reported as no difference:",
+            "Paired MCC differences on the same queries [95 % CI"
+            + (
+                ", whole trading weeks resampled"
+                if any("mcc_weeks" in r for r in rules.values())
+                else ""
+            )
+            + "]; a difference whose interval contains zero is reported as no difference:",
             "",
             *differences_table(rules),
             "",
