@@ -6,8 +6,9 @@ data's validation 2019 and test 2020. Everything decided is decided on validatio
 1. Validation: the class weights and the shuffled-label mix from the residual labels of all
    its anchors (as the job does); then a deterministic sample of its anchors (stratified by
    month) read without memory, the reader's option scores stored as scored decisions. The
-   decision head of the test run (`--head auto`) is chosen on them: fitted on the first 60 %
-   and scored prequentially on the last 40 % (macro-F1), among the heads that use the reader.
+   decision rule of the test run (`--head auto`, the job's own `head_feed.choose`) is chosen
+   on them: fitted on the first 60 % and scored on the last 40 % (macro-F1), among the
+   reader's heads and the no-skill rules the job computes (momentum, tone).
 2. Test: a sample of the test period's anchors, every variant in one prequential pass
    (`prequential.Prequential.run`), each variant's heads starting from the validation
    decisions and learning from its own matured labels.
@@ -53,7 +54,9 @@ from finkg.reader.read import OutputCache
 from finkg.reader.transport.backends import open_reader
 from finkg.retrieval.index.indexes import open_indexes
 from finkg.retrieval.memory.source import MemoryParams
+from finkg.tasks.head_choice import AUTO
 from finkg.tasks.impact.anchors import Anchor, anchors
+from finkg.tasks.impact.head_feed import CANDIDATES, choose
 from finkg.tasks.impact.history import Start, scored_items
 from finkg.tasks.impact.job import Span, backtest_job, memory_of, validation
 from finkg.tasks.impact.predict import ImpactConfig
@@ -70,7 +73,6 @@ from finkg.tasks.impact.scoreboard import (
 NEW_YORK = ZoneInfo("America/New_York")
 VARIANTS = "static,cited,shuffled-labels:0,shuffled-labels:1,shuffled-labels:2"
 PROXY = "QQQ"
-READER_HEADS = ("prior", "multinomial")
 
 
 def period(text: str) -> Span:
@@ -121,22 +123,6 @@ def stratified(found: Sequence[Anchor], n: int) -> list[Anchor]:
     return sorted(out, key=lambda a: (a.decision_time, a.news.value))
 
 
-def choose_head(items, *, seed: int = 0) -> tuple[str, dict[str, float]]:  # type: ignore[no-untyped-def]
-    """The reader head with the best prequential macro-F1 on the last 40 % of the validation
-    decisions, fitted on the first 60 % (validation only: the test is never looked at)."""
-    board = labelled_anchors(items)
-    cut = int(len(board.keys) * 0.6)
-    first, second = set(board.keys[:cut]), board.keys[cut:]
-    fitting = [i for i in items if i.anchor in first]
-    later = labelled_anchors([i for i in items if i.anchor in set(second)])
-    made = decisions(fitting, later, seed=seed)
-    scores = {
-        h: METRICS["macro-F1"](made[h], later.labels) for h in ("none", *READER_HEADS, "card")
-    }
-    best = max(READER_HEADS, key=lambda h: (scores[h], -READER_HEADS.index(h)))
-    return best, scores
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--store", type=Path, required=True, help="built here when new")
@@ -149,9 +135,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--anchors", type=int, default=2000, help="test anchors to sample")
     parser.add_argument("--variants", default=VARIANTS, help="comma-separated")
     parser.add_argument("--reader", default="qwen2.5-coder-0.5b-q4_0")
-    parser.add_argument(
-        "--head", default="auto", choices=("auto", "none", "prior", "multinomial", "card")
-    )
+    parser.add_argument("--head", default=AUTO, choices=(AUTO, *CANDIDATES))
     parser.add_argument("--snippet-chars", type=int, default=160)
     parser.add_argument("--lambda", dest="lam", type=float, default=0.30)
     parser.add_argument("--delta", type=float, default=0.20)
@@ -274,9 +258,12 @@ def main(argv: list[str] | None = None) -> int:
         calendar=calendar,
     )
     start = Start.of(val_items)  # what every variant's heads start from
-    head, head_scores = choose_head(val_items) if args.head == "auto" else (args.head, {})
-    print(f"decision head: {head} (validation macro-F1 {head_scores})", flush=True)
-    config = dataclasses.replace(base, head=head)
+    # the job's own `--head auto` (`head_feed.choose`), before the test's first decision
+    choice = choose(start.history, before=sample[0].decision_time) if args.head == "auto" else None
+    head = choice.chosen if choice else args.head
+    head_scores = choice.scores if choice else {}
+    print(f"decision head: {choice.describe() if choice else head}", flush=True)
+    config = dataclasses.replace(base, head=head, head_choice=choice)
 
     # 4. speed, before the test run fills the cache (no cache is used here)
     prices = None

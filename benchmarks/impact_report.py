@@ -207,11 +207,13 @@ def report(  # type: ignore[no-untyped-def]
         "evaluated once, and their questions and options are one batch "
         f"(`tasks/impact/scoring.py`). Evidence snippets of {facts['args']['snippet_chars']} "
         "characters, M0=20, M=5.",
-        f"- Decision head of the job: **`{head}`**, chosen on validation (fitted on its first "
-        f"60 %, prequential macro-F1 on the last 40 %: "
+        f"- Decision rule of the job: **`{head}`** ({_name(head)}), chosen on validation among "
+        "the reader's heads and the no-skill rules the job computes (`--head auto`: fitted on "
+        "the first 60 % of the validation decisions, macro-F1 on the last 40 %: "
         + ", ".join(f"{k} {v:.3f}" for k, v in facts["head_scores"].items())
         + "). Heads are refitted whenever a label has matured, on labels matured before the "
-        "decision only, and stored as `fkg:DecisionHead` in the memory graph.",
+        "decision only, and stored as `fkg:DecisionHead` in the memory graph (a rule too, "
+        "with nothing fitted).",
         f"- Check: the job's stored `static` decisions equal the offline recomputation of the "
         f"`{head}` head on the same items for {facts['agree']:.1%} of anchor-horizons.",
         "",
@@ -314,7 +316,7 @@ def _plainly(by: Mapping[str, RuleFigures], head: str, memory_rows: MemoryRows) 
             if b in r.versus:
                 d = _weekly(r, b)
                 out.append(
-                    f"- The reader through the `{head}` head against {_name(b)}: "
+                    f"- The job's decision rule `{head}` against {_name(b)}: "
                     f"{_diff(d)} macro-F1 (weeks resampled), **{verdict(d)}**."
                 )
         p = r.permutation

@@ -30,6 +30,7 @@ from finkg.tasks.impact.scoring import (
     CLASSES,
     FEATURES,
     NONE,
+    RULES,
     Scored,
     cited_ids,
     fit_citation,
@@ -282,3 +283,54 @@ def test_a_citation_head_uses_only_reads_made_before_it() -> None:
     # an id the head never saw is measured against the mean of every id
     unseen = _citation({"S1": -5.0, NONE: -3.0})
     assert cited_ids(unseen, head) == ["S1"]
+
+
+def test_a_rule_head_decides_by_the_rule_alone_and_is_named(world) -> None:
+    root, settings = world
+    path = _run(root, settings, "momentum", "momentum")
+    signals = _signals(path, settings)
+    assert len(signals) > 60
+    for s in signals:
+        z = s["parameters"]["features"]["prior_z"]
+        expected = RULES["momentum"].decide(math.nan if z is None else z)
+        assert OPTION[s["value"]] == expected and s["parameters"]["head"] == "momentum"
+    assert {s["value"] for s in signals} != {0}  # the world's z leaves +-1 at times
+    with open_store(path, settings=settings) as store:
+        kinds = {
+            r["kind"].value
+            for r in store.select(
+                "PREFIX fkg: <https://w3id.org/finkg/ns#> SELECT DISTINCT ?kind WHERE { "
+                "?s fkg:decidedBy ?h . ?h fkg:headKind ?kind . }",
+                default_graphs="union",
+            )
+        }
+    assert kinds == {"momentum"}
+
+
+def test_auto_chooses_among_heads_and_rules_on_validation_and_records_why(world) -> None:
+    root, settings = world
+    path = _run(root, settings, "auto", "auto", spans=(VALIDATION, TEST))
+    # the test run's signals (an anchor of the validation run's last evening has its
+    # prediction day in the test span: it was decided by the validation run's choice)
+    signals = [
+        s
+        for s in _signals(path, settings)
+        if dt.datetime.fromisoformat(s["parameters"]["head_choice"]["before"]) >= TEST.start
+    ]
+    assert len(signals) > 60
+    choice = signals[0]["parameters"]["head_choice"]
+    scores = choice["scores"]
+    order = ["prior", "multinomial", "card", "none", "momentum", "tone"]  # ties: the first
+    assert set(scores) == set(order)
+    assert choice["chosen"] == max(order, key=lambda k: (scores[k], -order.index(k)))
+    assert choice["scored"] > 30 and choice["fitted"] > choice["scored"]
+    with open_store(path, settings=settings) as store:
+        items = scored_items(
+            store, None, first_day=TEST.first_day, last_day=TEST.last_day, proxy=PROXY, calendar=CAL
+        )
+    # chosen before the test's first decision, on what had matured by then
+    first = min(i.decision for i in items if i.decision >= TEST.start)
+    assert dt.datetime.fromisoformat(choice["before"]) == first
+    for s in signals:
+        assert s["parameters"]["head"] == choice["chosen"]
+        assert s["parameters"]["head_choice"] == choice

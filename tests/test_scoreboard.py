@@ -41,7 +41,7 @@ def _item(
     day = START + dt.timedelta(days=i)
     decision = dt.datetime.combine(day, dt.time(9), UTC)
     matured = decision + dt.timedelta(days=h)
-    features = tuple([0.0] * (len(FEATURES) - 1) + [z])
+    features = tuple(z if name == "prior_z" else 0.0 for name in FEATURES)
     found = None
     if label is not None:
         found = ResidualLabel(ticker, day, h, 0, 0, 0, 1, 0.01, label * 1.5, label, 200, matured)
@@ -160,7 +160,10 @@ def test_rank_ic_of_a_perfect_rule_is_one_and_rests_on_days() -> None:
     ("z", "option"), [(1.2, "up"), (-1.01, "down"), (0.99, "neutral"), (float("nan"), "neutral")]
 )
 def test_momentum_reads_the_recorded_prior_z(z: float, option: str) -> None:
-    assert momentum_option(z) == option
+    features = [0.0] * len(FEATURES)
+    features[FEATURES.index("prior_z")] = z
+    features[FEATURES.index("tone")] = -1.0  # read by the tone rule, never by momentum
+    assert momentum_option(features) == option
 
 
 def _v(a: np.ndarray) -> np.ndarray:

@@ -23,6 +23,8 @@ from finkg.cli.support import (
     store_option,
 )
 from finkg.errors import InputError
+from finkg.tasks.head_choice import AUTO
+from finkg.tasks.impact.head_feed import CANDIDATES
 from finkg.tasks.impact.job import Span
 from finkg.tasks.impact.predict import ImpactConfig
 
@@ -100,13 +102,15 @@ def impact() -> None:
 )
 @click.option(
     "--head",
-    type=click.Choice(["prior", "multinomial", "card", "none"]),
+    type=click.Choice([*CANDIDATES, AUTO]),
     default="prior",
     show_default=True,
     help="The decision head of a scored reply: class-prior correction, a multinomial model "
     "over the scores and the market card, the card alone, or the raw argmax; fitted only on "
     "labels matured before each decision, starting from the scored validation decisions "
-    "stored (run `--variant static` over the validation period first).",
+    "stored (run `--variant static` over the validation period first). momentum and tone "
+    "decide by the no-skill rule alone; auto chooses among all six on the validation "
+    "decisions (fitted on their first 60 %, macro-F1 on the rest) and says which.",
 )
 @concurrency_option
 @store_option
@@ -165,6 +169,9 @@ def run_command(
         f"validation: {validated.labels} labelled anchor-horizons; class weights "
         f"{ {h: {y: round(w, 2) for y, w in ws.items()} for h, ws in validated.weights.items()} }"
     )
+    choice = next((r.head_choice for r in runs.values() if r.head_choice), None)
+    if choice is not None:
+        out.print(f"decision head: {choice.describe()}")
     for variant, summary in runs.items():
         fb = summary.feedback
         heads = (

@@ -11,6 +11,10 @@ whose outcomes had matured strictly before the decision it makes (`fit_as_of`):
 - `multinomial`: an L2-regularised multinomial logistic regression over the centred option
   scores and the features; `card` is the same over the features alone, which isolates what
   the reader adds.
+- a rule (`SignRule`): a no-skill rule the job computes anyway, as a head that fits nothing:
+  the class from the sign of one feature beyond a threshold (the impact job's `momentum`
+  and `tone`). A job passes its rules by name (`rules=`), so a head chosen on validation
+  (`tasks.head_choice`) can be a rule, and the decision then names the rule.
 
 A head's state (`HeadState`) is plain data with a digest, written as RDF by
 `tasks.head_records`, so a decision can say which head it used and the head can be read
@@ -29,7 +33,7 @@ import datetime as dt
 import hashlib
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 
 import numpy as np
 from scipy.optimize import minimize
@@ -49,6 +53,41 @@ class Matured:
     scores: Mapping[str, float]  # option -> log-probability
     features: tuple[float, ...]  # the job's own numbers (NaN where unknown)
     label: str
+
+
+@dataclass(frozen=True)
+class SignRule:
+    """A rule as a head: `above` where feature `feature` exceeds `threshold`, `below` where
+    it is under minus `threshold`, `between` otherwise and where it is unknown (NaN).
+
+    >>> momentum = SignRule(feature=0, threshold=1.0, above="up", between="neutral", below="down")
+    >>> [momentum.decide(x) for x in (1.5, 0.2, -3.0, float("nan"))]
+    ['up', 'neutral', 'down', 'neutral']
+    """
+
+    feature: int
+    threshold: float
+    above: str
+    between: str
+    below: str
+
+    @classmethod
+    def of(cls, data: object) -> SignRule:
+        """A rule from its stored form (a head state's `rule` object)."""
+        if not isinstance(data, dict):
+            raise ValueError(f"a rule is stored as a JSON object, not {data!r}")
+        return cls(
+            int(data["feature"]),
+            float(data["threshold"]),
+            str(data["above"]),
+            str(data["between"]),
+            str(data["below"]),
+        )
+
+    def decide(self, value: float) -> str:
+        if value > self.threshold:
+            return self.above
+        return self.below if value < -self.threshold else self.between
 
 
 @dataclass(frozen=True)
@@ -84,6 +123,11 @@ class HeadState:
         return self.classes[int(np.argmax(logits))]  # ties go to the first class
 
     def _logits(self, scores: Mapping[str, float], features: Sequence[float]) -> np.ndarray:
+        if "rule" in self.parameters:  # a rule: all its probability on the class it decides
+            rule = SignRule.of(self.parameters["rule"])
+            return np.where(
+                np.array(self.classes) == rule.decide(features[rule.feature]), 0, -np.inf
+            )
         s = np.array([scores[c] for c in self.classes], dtype=float)
         if self.kind == "none" or self.n == 0:
             return s
@@ -121,11 +165,17 @@ def fit_as_of(
     classes: Sequence[str],
     l2: float = 1.0,
     window: dt.timedelta | None = None,
+    rules: Mapping[str, SignRule] | None = None,
 ) -> HeadState:
     """A head fitted on the `items` that matured strictly before `as_of` (and within
-    `window` of it when given). With no such item every head is the raw argmax."""
-    if kind not in KINDS:
-        raise InputError("unknown decision head", field="head", value=kind, hint=f"use {KINDS}")
+    `window` of it when given). With no such item every head is the raw argmax. A `kind`
+    named in `rules` is that rule: it fits nothing, and decides the same with or without
+    items."""
+    rules = rules or {}
+    if kind not in KINDS and kind not in rules:
+        raise InputError(
+            "unknown decision head", field="head", value=kind, hint=f"use {(*KINDS, *rules)}"
+        )
     if as_of.tzinfo is None:
         raise InputError("an instant needs a zone", field="as_of", value=as_of.isoformat())
     start = as_of - window if window is not None else None
@@ -136,6 +186,10 @@ def fit_as_of(
     ]
     first, last = _window(used)
     classes = tuple(classes)
+    if kind in rules:
+        return HeadState(
+            kind, classes, as_of, len(used), first, last, {"rule": asdict(rules[kind])}
+        )
     if kind == "none" or not used:
         return HeadState(kind, classes, as_of, len(used), first, last, {})
     scores = np.array([[i.scores[c] for c in classes] for i in used], dtype=float)
@@ -190,10 +244,12 @@ class Prequential:
         *,
         history: Sequence[Matured] = (),
         window: dt.timedelta | None = None,
+        rules: Mapping[str, SignRule] | None = None,
     ) -> None:
         self.kind = kind
         self.classes = tuple(classes)
         self.window = window
+        self.rules = rules
         self.items: list[Matured] = list(history)
         self.state: HeadState | None = None
         self.fits = 0
@@ -210,6 +266,7 @@ class Prequential:
                 kind=self.kind,
                 classes=self.classes,
                 window=self.window,
+                rules=self.rules,
             )
             self.fits += 1
         return self.state

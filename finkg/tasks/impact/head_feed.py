@@ -7,7 +7,9 @@ clock as the source memory's feedback. A decision at t therefore uses a head fit
 labels that were public before t; the state it used is written to the memory graph
 (`tasks.head_records`, task `impact-{h}@{variant}`) and cited by the signal it decided.
 
-`LabelBook` computes each anchor's residual labels once for all variants.
+`LabelBook` computes each anchor's residual labels once for all variants. `choose` is the
+job's `--head auto`: the head or rule (momentum, tone) that scored best on the validation
+items (`tasks.head_choice`), so a run is never knowingly worse than a rule it computes.
 """
 
 from __future__ import annotations
@@ -19,14 +21,31 @@ from dataclasses import dataclass
 from pyoxigraph import NamedNode
 
 from finkg.evaluation.labels import NoLabel, PriceTable, ResidualLabel, residual_label
+from finkg.evaluation.stats import macro_f1
 from finkg.kg.calendar import MarketCalendar
 from finkg.kg.store import BaseStore
+from finkg.tasks.head_choice import HeadChoice, choose_head
 from finkg.tasks.head_records import Head, write_head
 from finkg.tasks.heads import Matured, Prequential
 from finkg.tasks.impact.anchors import Anchor
-from finkg.tasks.impact.scoring import CLASSES, OPTIONS, Scored, option_logprobs
+from finkg.tasks.impact.scoring import CLASSES, OPTIONS, RULES, Scored, option_logprobs
 
 LABEL_OPTION = {value: option for option, value in OPTIONS.items()}
+# what `--head auto` chooses among, in the order that breaks ties
+CANDIDATES = ("prior", "multinomial", "card", "none", *RULES)
+
+
+def choose(history: Mapping[int, Sequence[Matured]], *, before: dt.datetime) -> HeadChoice:
+    """The candidate with the best mean macro-F1 over the horizons on the validation items
+    matured before `before`, fitted on their first 60 % (`head_choice.choose_head`)."""
+    return choose_head(
+        history,
+        before=before,
+        classes=CLASSES,
+        candidates=CANDIDATES,
+        rules=RULES,
+        metric=lambda p, a: macro_f1(p, a, classes=CLASSES),
+    )
 
 
 def head_task(horizon: int, variant: str) -> str:
@@ -99,7 +118,9 @@ class HeadFeed:
         self.store = store
         self.variant = variant
         self.labels = labels
-        self.heads = {h: Prequential(kind, CLASSES, history=history.get(h, ())) for h in horizons}
+        self.heads = {
+            h: Prequential(kind, CLASSES, history=history.get(h, ()), rules=RULES) for h in horizons
+        }
         self.pending: list[_Pending] = []
         self.fed = 0  # test decisions that reached a head
         self._written: dict[tuple[int, dt.datetime, str], NamedNode] = {}

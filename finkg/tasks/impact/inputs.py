@@ -28,9 +28,9 @@ from finkg.retrieval.memory.source import (
     rerank,
 )
 from finkg.retrieval.pools import Pool, PoolSpec, TextSource, VectorSource, build_pool
-from finkg.tasks.heads import KINDS
+from finkg.tasks.head_choice import AUTO, HeadChoice
 from finkg.tasks.impact.anchors import Anchor
-from finkg.tasks.impact.scoring import Scored, anchor_features
+from finkg.tasks.impact.scoring import HEAD_KINDS, Scored, anchor_features
 
 # the generated reply forms: the prompt template and the output contract each asks for;
 # "scored" decides by the options' log-probabilities and a decision head (`scoring`)
@@ -53,7 +53,11 @@ class ImpactConfig:
     # or a generated reply: "full" (signals, reasons, prose) or "compact" (signals and one
     # citation list); see REPLIES
     reply: str = SCORED
-    head: str = "prior"  # the decision head of a scored reply (`tasks.heads.KINDS`)
+    # the decision head of a scored reply (`scoring.HEAD_KINDS`: a head or a rule), or "auto":
+    # chosen on the validation items at the run's start (`head_feed.choose`), which then
+    # replaces it here and records the choice (`head_choice`)
+    head: str = "prior"
+    head_choice: HeadChoice | None = None
 
     def __post_init__(self) -> None:
         if self.snippet_chars < 50:
@@ -65,12 +69,12 @@ class ImpactConfig:
                 value=self.reply,
                 hint="use " + ", ".join(REPLY_FORMS),
             )
-        if self.head not in KINDS:
+        if self.head not in (*HEAD_KINDS, AUTO):
             raise InputError(
                 "unknown decision head",
                 field="head",
                 value=self.head,
-                hint="use " + ", ".join(KINDS),
+                hint="use " + ", ".join((*HEAD_KINDS, AUTO)),
             )
         if not self.proxy:
             raise InputError("a market proxy ticker is needed", field="proxy", value=self.proxy)
@@ -93,6 +97,7 @@ class ImpactConfig:
             "snippet_chars": self.snippet_chars,
             "reply": self.reply,
             **({"head": self.head} if self.reply == SCORED else {}),
+            **({"head_choice": self.head_choice.as_json()} if self.head_choice else {}),
         }
 
 
@@ -141,7 +146,10 @@ def anchor_inputs(
     if prices is not None and calendar is not None:
         z = prior_z(prices, anchor.ticker, config.proxy, anchor.prediction_day, calendar=calendar)
     return AnchorInputs(
-        pool, card.text(), anchor_features(card, anchor.event_type, z), card.brief()
+        pool,
+        card.text(),
+        anchor_features(card, anchor.event_type, z, anchor.headline),
+        card.brief(),
     )
 
 

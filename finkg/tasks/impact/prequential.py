@@ -11,6 +11,7 @@ the run.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import math
 from collections.abc import Callable, Mapping, Sequence
@@ -30,11 +31,12 @@ from finkg.reader.transport.endpoint import RequestFailed
 from finkg.reader.transport.usage import Usage
 from finkg.retrieval.memory.source import MemoryTimeline, SourceMemory
 from finkg.retrieval.pools import TextSource, VectorSource
+from finkg.tasks.head_choice import AUTO, HeadChoice
 from finkg.tasks.head_records import Head, write_head
 from finkg.tasks.heads import Matured
 from finkg.tasks.impact.anchors import Anchor
 from finkg.tasks.impact.feedback import FeedbackReport, feedback, signals
-from finkg.tasks.impact.head_feed import HeadFeed, LabelBook, cite_task
+from finkg.tasks.impact.head_feed import HeadFeed, LabelBook, choose, cite_task
 from finkg.tasks.impact.history import scored_items
 from finkg.tasks.impact.labels import load_prices
 from finkg.tasks.impact.predict import SCORED, ImpactConfig, ImpactResult, anchor_inputs
@@ -52,6 +54,7 @@ class RunSummary:
     reads: int = 0  # reads really made (a scored anchor makes one per horizon and a citation)
     reader_seconds: float = 0.0  # the reader's time on the reads it did
     head_items: int = 0  # test decisions whose matured labels reached the decision heads
+    head_choice: HeadChoice | None = None  # `--head auto`: what was chosen, and why
     results: list[ImpactResult] = field(default_factory=list)
     feedback: FeedbackReport = field(default_factory=FeedbackReport)
 
@@ -176,6 +179,12 @@ class Prequential:
         if (learning or scored) and prices is None:
             prices = load_prices(store, ordered, proxy=config.proxy, calendar=calendar)
         feeds: dict[str, HeadFeed] = {}
+        if scored and config.head == AUTO:
+            first = ordered[0].decision_time if ordered else dt.datetime.now(dt.UTC)
+            choice = choose(history or {}, before=first)
+            config = dataclasses.replace(config, head=choice.chosen, head_choice=choice)
+            for state in states.values():
+                state.summary.head_choice = choice
         if scored:
             assert prices is not None  # loaded above when scoring
             book = LabelBook(prices, proxy=config.proxy, calendar=calendar)

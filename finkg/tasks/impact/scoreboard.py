@@ -42,7 +42,7 @@ from finkg.evaluation.stats import (
 )
 from finkg.tasks.decisions import Item, RuleFigures, decide_all, figures
 from finkg.tasks.impact.history import ScoredItem
-from finkg.tasks.impact.scoring import CLASSES, OPTIONS, option_logprobs
+from finkg.tasks.impact.scoring import CLASSES, OPTIONS, RULES, option_logprobs
 
 HORIZONS = (1, 3, 5)
 HEADS = ("none", "prior", "multinomial", "card")
@@ -68,11 +68,11 @@ METRICS = {
 }
 
 
-def momentum_option(z: float, threshold: float = 1.0) -> str:
-    """`baselines.momentum` from a recorded prior residual z (NaN: not enough history)."""
-    if np.isnan(z) or abs(z) <= threshold:
-        return "neutral"
-    return "up" if z > 0 else "down"
+def momentum_option(features: Sequence[float]) -> str:
+    """`baselines.momentum` from a decision's recorded prior residual z (NaN: not enough
+    history), through the job's own rule (`scoring.RULES`)."""
+    rule = RULES["momentum"]
+    return rule.decide(features[rule.feature])
 
 
 def _item(s: ScoredItem) -> Item:
@@ -85,7 +85,7 @@ def _item(s: ScoredItem) -> Item:
         label=LABEL_OPTION[s.label.label],
         fixed={
             "all-neutral": "neutral",
-            "momentum": momentum_option(s.features[-1]),
+            "momentum": momentum_option(s.features),
             "tone": LABEL_OPTION[tone(s.headline)],
         },
     )

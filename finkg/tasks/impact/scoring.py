@@ -39,12 +39,13 @@ from finkg.evaluation.baselines import (
     EVENT_FEATURES,
     card_features,
     event_type_features,
+    tone,
 )
 from finkg.kg.derive.cards import MarketCard
 from finkg.reader.llm import LLM, Message
 from finkg.reader.read import OptionScores, OutputCache, prompt, score_many
 from finkg.reader.schemas import HorizonSignal, ImpactPrediction, ImpactSignals, Signal
-from finkg.tasks.heads import HeadState
+from finkg.tasks.heads import KINDS, HeadState, SignRule
 
 # option -> signal value; the order is the decision heads' class order
 OPTIONS: dict[str, int] = {"up": 1, "neutral": 0, "down": -1}
@@ -53,17 +54,25 @@ SCORED_TEMPLATE = "impact_scored"
 CITE_TEMPLATE = "impact_cite"
 NONE = "none"  # the citation option that cites nothing
 # the job's own numbers a decision head may use besides the reader's scores: the market
-# card's, the event type, and the prior five sessions' residual z (`baselines.prior_z`)
-FEATURES = (*CARD_FEATURES, *EVENT_FEATURES, "prior_z")
+# card's, the event type, the prior five sessions' residual z (`baselines.prior_z`) and
+# the headline's tone (`baselines.tone`, -1, 0 or +1)
+FEATURES = (*CARD_FEATURES, *EVENT_FEATURES, "prior_z", "tone")
+# the no-skill rules the job computes anyway, as heads (`tasks.heads.SignRule`): momentum
+# (the prior residual z beyond +-1, `baselines.momentum`) and the headline's tone
+RULES = {
+    "momentum": SignRule(FEATURES.index("prior_z"), 1.0, "up", "neutral", "down"),
+    "tone": SignRule(FEATURES.index("tone"), 0.0, "up", "neutral", "down"),
+}
+HEAD_KINDS = (*KINDS, *RULES)
 
 
 def anchor_features(
-    card: MarketCard, event_type: NamedNode, prior_z: float | None
+    card: MarketCard, event_type: NamedNode, prior_z: float | None, headline: str
 ) -> tuple[float, ...]:
     """The anchor's `FEATURES`, NaN where unknown; all knowable at the decision time (the
-    card and the z read no bar from the prediction day on)."""
+    card and the z read no bar from the prediction day on; the headline is the news')."""
     z = math.nan if prior_z is None else float(prior_z)
-    return (*card_features(card), *event_type_features(event_type), z)
+    return (*card_features(card), *event_type_features(event_type), z, float(tone(headline)))
 
 
 def horizon_text(horizon: int) -> str:
