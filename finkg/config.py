@@ -13,6 +13,7 @@ library code receives a `Settings` and never looks at `os.environ`.
 | `FINKG_GSP_URL` | Graph Store Protocol endpoint of a remote store, when not derivable | derived |
 | `FINKG_THREADS` | CPU threads for model work | the free cores, at least 1 |
 | `FINKG_READER` | the reader: a packaged model name or a .gguf path | `qwen2.5-coder-1.5b` |
+| `FINKG_ADAPTER` | a LoRA adapter: a trained one's name or a .gguf path | none |
 | `FINKG_LLM_URL` | an OpenAI-compatible endpoint to read with instead | none |
 | `FINKG_LLM_MODEL` | the model name to ask that endpoint for | `default` |
 | `FINKG_LLM_KEY` | its API key | none |
@@ -60,6 +61,7 @@ class SettingsFields(TypedDict, total=False):
     gsp_url: str | None
     threads: int
     reader: str
+    adapter: str | None
     llm_url: str | None
     llm_model: str
     llm_key: str | None
@@ -73,7 +75,15 @@ class SettingsFields(TypedDict, total=False):
 
 # The fields `from_env` reads as text, and as whole numbers.
 _TextField = Literal[
-    "reader", "llm_url", "llm_model", "llm_key", "embedder", "llm_template", "device", "token"
+    "reader",
+    "adapter",
+    "llm_url",
+    "llm_model",
+    "llm_key",
+    "embedder",
+    "llm_template",
+    "device",
+    "token",
 ]
 _CountField = Literal["threads", "concurrency"]
 
@@ -89,6 +99,7 @@ class Settings:
     gsp_url: str | None = None
     threads: int = field(default_factory=_free_cores)
     reader: str = "qwen2.5-coder-1.5b"
+    adapter: str | None = None  # a LoRA adapter for the local reader (`reader.adapt`)
     llm_url: str | None = None
     llm_model: str = "default"
     llm_key: str | None = field(default=None, repr=False)
@@ -169,6 +180,7 @@ class Settings:
             kwargs["gsp_url"] = env["FINKG_GSP_URL"]
         texts: tuple[tuple[str, _TextField], ...] = (
             ("FINKG_READER", "reader"),
+            ("FINKG_ADAPTER", "adapter"),
             ("FINKG_LLM_URL", "llm_url"),
             ("FINKG_LLM_MODEL", "llm_model"),
             ("FINKG_LLM_KEY", "llm_key"),

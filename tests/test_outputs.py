@@ -8,16 +8,26 @@ import json
 from pathlib import Path
 
 import pytest
-from pyoxigraph import NamedNode
+from pyoxigraph import Literal, NamedNode, Quad
 
 from finkg import queries
 from finkg.kg.audit import trace
 from finkg.kg.ingest import IngestOptions, ingest, loader
-from finkg.kg.outputs import OutputRejected, RunRecord, Used, run_iri, write_output
+from finkg.kg.iri import mint
+from finkg.kg.outputs import (
+    OutputRejected,
+    RunRecord,
+    Used,
+    run_iri,
+    run_quads,
+    write_output,
+)
 from finkg.kg.store import BaseStore
+from finkg.ontology.terms import FKG, PROV, RDF
 from finkg.reader.llm import ScriptedLLM
 from finkg.reader.read import prompt, read
 from finkg.reader.schemas import ImpactPrediction
+from finkg.shapes.validate import validate_quads
 from finkg.tasks.records import impact_quads
 
 ID = "https://w3id.org/finkg/id/"
@@ -139,3 +149,30 @@ def test_a_citation_that_resolves_to_nothing_is_refused(store: BaseStore, eviden
     ids = {**evidence, "X9": NamedNode(ID + "news/invented")}
     with pytest.raises(OutputRejected, match="not stored evidence"):
         _write(store, ids, ["X9"], ["N1"], AFTER_BOTH)
+
+
+def test_a_run_whose_reader_read_with_an_adapter_uses_the_adapter_node(store: BaseStore) -> None:
+    sha = "5d686be1a17943e093a82ac4ef6a8ad56b7d14859cc6c4cbe1484006e3d50919"
+    now = dt.datetime.now(UTC)
+    run = run_iri(store, "impact", "adapted")
+    record = RunRecord(
+        task="impact", model_id=f"smollm2-135m@sha256:b179c9523d0e+lora:{sha}", started=now,
+        ended=now, prompt_hash="0" * 64,
+    )  # fmt: skip
+    quads = run_quads(run, record, store.graphs.outputs, base=store.graphs.base)
+    assert validate_quads(quads).conforms
+    adapter = mint("adapter", sha, base=store.graphs.base)
+    assert Quad(run, PROV.used, adapter, store.graphs.outputs) in quads
+    assert Quad(adapter, FKG.adapterSha256, Literal(sha), store.graphs.outputs) in quads
+    plain = run_quads(
+        run,
+        RunRecord(task="impact", model_id="smollm2-135m", started=now, ended=now),
+        store.graphs.outputs,
+        base=store.graphs.base,
+    )
+    assert not any(q.object == FKG.ReaderAdapter for q in plain)
+    # an adapter node that does not name a whole SHA-256 breaks its shape
+    bad = [Quad(adapter, RDF.type, FKG.ReaderAdapter, store.graphs.outputs),
+           Quad(adapter, FKG.adapterSha256, Literal(sha[:12]), store.graphs.outputs)]  # fmt: skip
+    report = validate_quads(bad)
+    assert not report.conforms and "64 lowercase hex digits" in report.text()

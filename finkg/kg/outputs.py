@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -80,8 +81,28 @@ def run_iri(store: BaseStore, task: str, *key: object) -> NamedNode:
     return mint("run", task, *key, base=store.graphs.base)
 
 
-def run_quads(run: NamedNode, record: RunRecord, graph: NamedNode) -> list[Quad]:
+ADAPTER = re.compile(r"\+lora:([0-9a-f]{64})$")  # how a reader's model id names its adapter
+
+
+def adapter_of(model_id: str) -> str | None:
+    """The SHA-256 of the LoRA adapter a reader's model id names (`...+lora:SHA256`).
+
+    >>> adapter_of("qwen2.5-coder-0.5b@sha256:4f3b+lora:" + "a" * 64) == "a" * 64
+    True
+    >>> adapter_of("qwen2.5-coder-0.5b@sha256:4f3b") is None
+    True
+    """
+    found = ADAPTER.search(model_id)
+    return found.group(1) if found else None
+
+
+def run_quads(run: NamedNode, record: RunRecord, graph: NamedNode, *, base: str) -> list[Quad]:
     q = common.Quads(graph)
+    adapter = adapter_of(record.model_id)
+    if adapter is not None:  # the reader read with an adapter: the run used it
+        node = mint("adapter", adapter, base=base)
+        q.node(run, (PROV.used, node))
+        q.node(node, (RDF.type, FKG.ReaderAdapter), (FKG.adapterSha256, Literal(adapter)))
     q.node(
         run,
         (RDF.type, FKG.Run),
@@ -138,7 +159,7 @@ def write_failed_run(
     the request), alone: there is no output, and nothing of one is written."""
     if record.cost is None or not record.cost.failed:
         raise FinkgError("a failed run names the request that failed (record.cost.failed)")
-    quads = run_quads(run, record, store.graphs.outputs)
+    quads = run_quads(run, record, store.graphs.outputs, base=store.graphs.base)
     report = validate_quads(quads)
     if not report.conforms:
         raise OutputRejected(report)
@@ -157,7 +178,7 @@ def write_output(
     """Check and write `output` (its `quads`) with its run; None if it is already stored."""
     if queries.select(store, "existing_nodes", {"node": [output]}):
         return None
-    quads = [*quads, *run_quads(run, record, store.graphs.outputs)]
+    quads = [*quads, *run_quads(run, record, store.graphs.outputs, base=store.graphs.base)]
     referenced = sorted(
         {
             q.object

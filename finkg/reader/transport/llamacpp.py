@@ -15,6 +15,9 @@ short valid one on a warm one). Here every prompt is evaluated in blocks of `blo
 aligned to its first token, and only whole blocks are reused, so each block is computed from
 the same tokens, the same state before it and the same batch shape whether it is reused or
 not: a warm model's logits are bit for bit a fresh model's.
+
+An `adapter` (a LoRA adapter in GGUF, `reader.adapt`) is applied to the model's context,
+and to every context it is reopened as; the reader's `model_id` then names the adapter too.
 """
 
 from __future__ import annotations
@@ -173,6 +176,7 @@ class LlamaCpp:
         threads: int = 1,
         seed: int = 0,
         block: int = PREFIX_BLOCK,
+        adapter: Path | None = None,
     ) -> None:
         try:
             import llama_cpp
@@ -190,7 +194,15 @@ class LlamaCpp:
             raise InputError("no model file here", field="model", value=str(path))
         if block < 1:
             raise InputError("must be at least 1", field="block", value=block)
+        if adapter is not None and not adapter.is_file():
+            raise InputError(
+                "no adapter file here",
+                field="adapter",
+                value=str(adapter),
+                hint="`finkg train-reader` writes one; FINKG_ADAPTER names it or its path",
+            )
         self.model_id = model_id
+        self.adapter = adapter
         self.path = path
         self.threads = threads
         self.block = block
@@ -205,6 +217,7 @@ class LlamaCpp:
                 n_ubatch=block,
                 seed=seed,
                 verbose=False,
+                lora_path=str(adapter) if adapter is not None else None,
             )
             scoring_batch.open_sequences(llm)  # room for `score_many`'s sequences
             return llm
@@ -335,6 +348,25 @@ class LlamaCpp:
         eot = int(llama_cpp.llama_vocab_eot(self.llm._model.vocab))
         return eot if eot >= 0 else int(self.llm.token_eos())
 
+    def option_tokens(
+        self, messages: Sequence[Message], options: Sequence[str], *, end: bool = True
+    ) -> tuple[list[int], list[list[int]]]:
+        """The tokens `score` reads: the prompt's, and each option's (tokenized on its own,
+        as a reply is) with the end-of-turn token after it when `end`. What a trainer must
+        use too, so that training and scoring see the same tokens (`reader.adapt`)."""
+        check_messages(messages)
+        if not options:
+            raise InputError("nothing to score", field="options")
+        prompt = self._tokens(self.prompt_text(messages), prompt=True)
+        closing = [self._end_token()] if end else []
+        sequences = []
+        for option in options:
+            tokens = self._tokens(option, prompt=False)
+            if not tokens:
+                raise InputError("an empty option cannot be scored", field="options")
+            sequences.append(tokens + closing)
+        return prompt, sequences
+
     def score_many(
         self, requests: Sequence[tuple[Sequence[Message], Sequence[str]]], *, end: bool = True
     ) -> list[dict[str, float]]:
@@ -349,19 +381,11 @@ class LlamaCpp:
         their own, as a reply is) and, with `end`, the end-of-turn token after them, so an
         option that is the start of a longer reply is not scored as if it were all of it.
         The prompt is evaluated once; each option's continuation is evaluated after it."""
-        check_messages(messages)
-        if not options:
-            raise InputError("nothing to score", field="options")
-        prompt = self._tokens(self.prompt_text(messages), prompt=True)
+        prompt, sequences = self.option_tokens(messages, options, end=end)
         self._eval_prompt(prompt)
         first = self._log_softmax()
-        closing = [self._end_token()] if end else []
         scores = {}
-        for option in options:
-            tokens = self._tokens(option, prompt=False)
-            if not tokens:
-                raise InputError("an empty option cannot be scored", field="options")
-            sequence = tokens + closing
+        for option, sequence in zip(options, sequences, strict=True):
             logprob = float(first[sequence[0]])
             if len(sequence) > 1:
                 self.llm.n_tokens = len(prompt)

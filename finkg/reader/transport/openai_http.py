@@ -59,6 +59,24 @@ class OpenAICompatible:
         self._pool_lock = threading.Lock()
         self._scorer = RemoteScorer(self.transport, model=model, template=template, fan=self._fan)
 
+    def require_model(self) -> None:
+        """Refuse, naming what the server serves, when it does not serve `model` (an
+        adapter finkg was asked to read with must be one of the server's models)."""
+        try:
+            listed = self.transport.get("/v1/models").get("data", [])
+        except (HTTPRefused, ReaderError) as e:
+            raise ReaderError(
+                f"{self.base_url} did not list its models, so finkg cannot tell whether it "
+                f"serves the adapter {self.model}: {e}"
+            ) from None
+        served = [str(m.get("id")) for m in listed if isinstance(m, dict)]
+        if self.model not in served:
+            raise ReaderError(
+                f"{self.base_url} does not serve the adapter {self.model} (it serves "
+                f"{', '.join(served) or 'nothing'}); start it with the adapter, e.g. vLLM's "
+                f"--enable-lora --lora-modules {self.model}=PATH, or unset FINKG_ADAPTER"
+            )
+
     @property
     def scoring(self) -> str:
         """How options are scored (part of the reply cache's key): asks the server once."""

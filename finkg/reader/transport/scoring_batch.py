@@ -71,13 +71,22 @@ class _Entry:
 def open_sequences(llm: Llama, n_seq: int = MAX_SEQUENCES) -> None:
     """Reopen a `llama_cpp.Llama`'s context with room for `n_seq` sequences (at most its
     batch size, as llama.cpp requires) in one unified cache (sequences then share the
-    opening's cells instead of copying them)."""
+    opening's cells instead of copying them), with the LoRA adapter the first one had."""
     from llama_cpp import _internals
 
     params = llm.context_params
     params.n_seq_max = max(1, min(n_seq, int(params.n_ubatch)))
     params.kv_unified = True
     ctx = _internals.LlamaContext(model=llm._model, params=params, verbose=False)
+    adapter = getattr(llm, "_lora_adapter", None)  # a LoRA adapter is set per context
+    if adapter is not None:
+        import llama_cpp
+
+        adapters = (llama_cpp.llama_adapter_lora_p_ctypes * 1)(adapter)
+        scales = (ctypes.c_float * 1)(llm.lora_scale)
+        if llama_cpp.llama_set_adapters_lora(ctx.ctx, adapters, 1, scales):
+            ctx.close()
+            raise ReaderError(f"llama.cpp could not apply the adapter {llm.lora_path}")
     old, llm._ctx = llm._ctx, ctx
     old.close()
 
