@@ -20,7 +20,7 @@ STAMP  := $(VENV)/.finkg-installed
 .PHONY: demo test docs lint clean
 
 PIP    := $(BIN)/pip install --quiet --disable-pip-version-check
-EXTRAS := .[test,llm,docs]
+EXTRAS := .[test,llm,train,docs]
 # $(call quietly,COMMAND): COMMAND with pip's "Location '...' is ignored: it is neither a file
 # nor a directory" warnings (one per find-links entry of a package index configured on this
 # machine that is not there, a hundred lines on some machines) dropped from what it prints;

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import click
 
+from finkg.cli.adapt import train_reader_command
 from finkg.cli.demo import demo
 from finkg.cli.facts import facts
 from finkg.cli.impact import impact
@@ -53,6 +54,7 @@ cli.add_command(ask)
 cli.add_command(facts)
 cli.add_command(bank)
 cli.add_command(train_reranker_command)
+cli.add_command(train_reader_command)
 cli.add_command(mcp)
 
 

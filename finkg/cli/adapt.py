@@ -1,0 +1,115 @@
+"""`finkg train-reader`: a LoRA adapter for the local reader, trained on a job's matured
+labels (`finkg.tasks.impact.training`). Parses the options, makes one library call, prints."""
+
+from __future__ import annotations
+
+import click
+
+from finkg.cli.impact import _span
+from finkg.cli.support import _open, _progress, _reporter, _settings, out, store_option
+from finkg.errors import InputError
+from finkg.tasks.impact.job import Span
+
+
+def _period(text: str, field: str) -> Span:
+    if ":" not in text:
+        raise InputError("a period is FROM:TO", field=field, value=text)
+    a, b = text.split(":", 1)
+    return _span(a, b, field)
+
+
+@click.command("train-reader")
+@click.option(
+    "--job",
+    type=click.Choice(["impact"]),
+    default="impact",
+    show_default=True,
+    help="The job whose scored questions and matured labels train the adapter (the "
+    "movement job has no trainer yet).",
+)
+@click.option("--train", "training", required=True, help="Training period FROM:TO (dates).")
+@click.option(
+    "--validation", required=True, help="Validation period FROM:TO, after the training one."
+)
+@click.option("--name", required=True, help="The adapter's name (FINKG_ADAPTER=NAME loads it).")
+@click.option(
+    "--reader",
+    default=None,
+    help="The packaged reader or .gguf to adapt [default: $FINKG_READER].",
+)
+@click.option("--anchors", type=click.IntRange(min=1), help="Training anchors (a fixed sample).")
+@click.option("--val-anchors", type=click.IntRange(min=1), help="Validation anchors (likewise).")
+@click.option("--epochs", default=3, show_default=True, type=click.IntRange(min=1))
+@click.option("--max-steps", type=click.IntRange(min=1), help="Stop after this many steps.")
+@click.option("--batch", default=64, show_default=True, type=click.IntRange(min=1))
+@click.option("--rank", default=16, show_default=True, type=click.IntRange(min=1))
+@click.option("--alpha", default=32, show_default=True, type=click.IntRange(min=1))
+@click.option("--dropout", default=0.05, show_default=True, type=click.FloatRange(0, 1))
+@click.option("--lr", default=2e-4, show_default=True, help="Learning rate.")
+@click.option("--patience", default=2, show_default=True, type=click.IntRange(min=1))
+@click.option("--seed", default=0, show_default=True)
+@click.option("--proxy", default="QQQ", show_default=True, help="Market proxy ticker.")
+@store_option
+@click.pass_context
+def train_reader_command(
+    ctx: click.Context,
+    job: str,
+    training: str,
+    validation: str,
+    name: str,
+    reader: str | None,
+    anchors: int | None,
+    val_anchors: int | None,
+    epochs: int,
+    max_steps: int | None,
+    batch: int,
+    rank: int,
+    alpha: int,
+    dropout: float,
+    lr: float,
+    patience: int,
+    seed: int,
+    proxy: str,
+    store: str | None,
+) -> None:
+    """Train a LoRA adapter for the local reader on a job's matured labels (paper 000 §4.2).
+
+    The items are the job's own scored questions over the training period's anchors, with
+    the labels matured before the validation period starts; the loss is on the options the
+    job scores. The adapter with the best validation macro-F1 is kept, converted to
+    llama.cpp's GGUF format and saved under the cache with a manifest (base model, data
+    hashes, periods, hyper-parameters, validation figures, the adapter's SHA-256).
+    """
+    from finkg.reader.adapt.train import LoraParams
+    from finkg.retrieval.index.indexes import open_indexes
+    from finkg.tasks.impact.predict import ImpactConfig
+    from finkg.tasks.impact.training import train_impact_reader
+
+    settings = _settings(ctx)
+    if reader:
+        settings = settings.with_(reader=reader)
+    params = LoraParams(
+        rank=rank, alpha=alpha, dropout=dropout, lr=lr, batch=batch, epochs=epochs,
+        patience=patience, max_steps=max_steps, seed=seed,
+    )  # fmt: skip
+    train_span = _period(training, "--train")
+    val_span = _period(validation, "--validation")
+    with _open(ctx, store) as s, _progress() as bar:
+        progress = _reporter(bar)
+        texts, vectors, _ = open_indexes(
+            s, settings, progress=lambda stage, i, n: progress(stage, i, n or 0)
+        )
+        manifest = train_impact_reader(
+            s, settings, name=name, training=train_span, validation=val_span,
+            texts=texts, vectors=vectors, config=ImpactConfig(proxy=proxy), params=params,
+            anchors_limit=anchors, validation_limit=val_anchors, progress=progress,
+        )  # fmt: skip
+    f = manifest.figures
+    out.print(
+        f"adapter {manifest.name} for {manifest.base_model}: {manifest.adapter_file} "
+        f"sha256 {manifest.adapter_sha256[:12]}; trained on {manifest.training.items} questions "
+        f"of {manifest.training.anchors} anchors, {f.steps} steps in {f.seconds:.0f} s "
+        f"({f.steps_per_second:.3f} steps/s on {f.device}); validation {f.metric} "
+        f"{f.frozen:.3f} frozen, {f.best:.3f} at step {f.best_step} (kept)"
+    )
+    out.print(f"load it with FINKG_ADAPTER={manifest.name}")
