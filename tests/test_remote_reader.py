@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import threading
 import time
+from pathlib import Path
 
 import pytest
 
@@ -249,3 +250,19 @@ def test_settings_name_the_concurrency_the_device_and_the_template() -> None:
                        ({"FINKG_DEVICE": "tpu"}, "FINKG_DEVICE")):  # fmt: skip
         with pytest.raises(InputError, match=field):
             Settings.from_env(bad)
+
+
+def test_an_adapter_is_asked_for_by_name_and_refused_where_the_server_lacks_it(
+    tmp_path: Path,
+) -> None:
+    from finkg.config import Settings
+    from finkg.reader.transport.backends import open_reader
+
+    with StubServer() as stub:
+        settings = Settings(home=tmp_path, llm_url=stub.url, adapter="impact-2019")
+        with pytest.raises(
+            ReaderError, match=r"does not serve the adapter impact-2019 \(it serves stub\)"
+        ):
+            open_reader(settings)
+        served = open_reader(settings.with_(adapter="stub"))  # the server's own name for it
+        assert isinstance(served, OpenAICompatible) and served.model == "stub"

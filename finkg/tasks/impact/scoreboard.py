@@ -136,14 +136,16 @@ def decisions(
     test: Anchors,
     *,
     variants: Mapping[str, Sequence[ScoredItem]] = {},
+    heads: Sequence[str] = HEADS,
     seed: int = 0,
 ) -> dict[str, np.ndarray]:
-    """Each rule's and each variant's decisions, (anchors, horizons) arrays of option names."""
+    """Each rule's and each variant's decisions, (anchors, horizons) arrays of option names;
+    `heads` the decision heads decided through (all of them by default)."""
     out: dict[str, list[list[str]]] = {}
     for h in HORIZONS:
         fitting = [_item(s) for s in validation if s.horizon == h and s.label is not None]
         made = decide_all(
-            fitting, [_item(s) for s in test.items[h]], classes=CLASSES, heads=HEADS, seed=seed
+            fitting, [_item(s) for s in test.items[h]], classes=CLASSES, heads=heads, seed=seed
         )
         made.pop("majority")  # all-neutral is the fixed rule: neutral is every period's majority
         for rule, chosen in made.items():
