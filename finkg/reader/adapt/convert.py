@@ -3,9 +3,11 @@
 The converter (`convert_lora_to_gguf.py` with the `conversion` package and `gguf-py` it
 imports) ships in llama-cpp-python's source distribution, the one the set-up builds the
 reader from. It is fetched once from the package index by `pip download`, checked against
-its pinned SHA-256, and only those files are kept under the cache
-(`llama-convert-VERSION/`). The converter reads the base model's `config.json` only (the
-architecture, the layer names), which `train` writes beside the adapter.
+its pinned SHA-256, and only those files are kept, once per machine, beside the reader's
+cached wheel (`~/.cache/finkg/llama-convert-VERSION/`): pinned by hash, it is the same
+for every finkg home. The converter reads the base model's
+`config.json` only (the architecture, the layer names), which `train` writes beside the
+adapter.
 """
 
 from __future__ import annotations
@@ -28,9 +30,9 @@ INNER = f"llama_cpp_python-{VERSION}/vendor/llama.cpp/"
 KEPT = ("convert_lora_to_gguf.py", "convert_hf_to_gguf.py", "conversion/", "gguf-py/")
 
 
-def converter_dir(cache_dir: Path) -> Path:
+def converter_dir() -> Path:
     """The folder holding llama.cpp's converter, fetched on first use (module docstring)."""
-    folder = cache_dir / f"llama-convert-{VERSION}"
+    folder = Path.home() / ".cache" / "finkg" / f"llama-convert-{VERSION}"
     if (folder / "convert_lora_to_gguf.py").is_file():
         return folder
     with tempfile.TemporaryDirectory() as tmp:
@@ -66,10 +68,10 @@ def converter_dir(cache_dir: Path) -> Path:
     return folder
 
 
-def to_gguf(adapter_dir: Path, base_config_dir: Path, out: Path, *, cache_dir: Path) -> Path:
+def to_gguf(adapter_dir: Path, base_config_dir: Path, out: Path) -> Path:
     """Convert the PEFT adapter in `adapter_dir` (for the model `base_config_dir`'s
     config.json describes) to a GGUF adapter at `out` (f32: the weights as trained)."""
-    folder = converter_dir(cache_dir)
+    folder = converter_dir()
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(folder / "gguf-py"), str(folder)])}
     done = subprocess.run(
         [

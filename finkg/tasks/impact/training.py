@@ -195,10 +195,7 @@ def train_impact_reader(
         base, items(fitting), items(checking), out_dir=folder, metric=_macro_f1,
         params=params, threads=settings.threads, device=device, progress=progress,
     )  # fmt: skip
-    gguf = to_gguf(
-        trained.adapter_dir, trained.base_config_dir, folder / "adapter.gguf",
-        cache_dir=settings.cache_dir,
-    )  # fmt: skip
+    gguf = to_gguf(trained.adapter_dir, trained.base_config_dir, folder / "adapter.gguf")
     manifest = AdapterManifest.of(
         name=name,
         job="impact",
