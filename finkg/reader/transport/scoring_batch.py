@@ -27,8 +27,7 @@ from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
-from finkg.errors import InputError
-from finkg.reader.llm import Message, ReaderError, check_messages
+from finkg.reader.llm import Message, ReaderError
 
 if TYPE_CHECKING:
     from llama_cpp import Llama
@@ -46,9 +45,9 @@ class BatchReader(Protocol):
         self, messages: Sequence[Message], options: Sequence[str], *, end: bool = True
     ) -> dict[str, float]: ...
 
-    def _tokens(self, text: str, *, prompt: bool) -> list[int]: ...
-
-    def _end_token(self) -> int: ...
+    def option_tokens(
+        self, messages: Sequence[Message], options: Sequence[str], *, end: bool = True
+    ) -> tuple[list[int], list[list[int]]]: ...
 
     def _eval_prompt(self, tokens: list[int]) -> None: ...
 
@@ -119,22 +118,11 @@ def score_many(
 
     if not requests:
         return []
-    for messages, options in requests:
-        check_messages(messages)
-        if not options:
-            raise InputError("nothing to score", field="options")
     r = reader
-    prompts = [r._tokens(r.prompt_text(list(m)), prompt=True) for m, _ in requests]
-    closing = [r._end_token()] if end else []
-    sequences = []
-    for _, options in requests:
-        opts = []
-        for option in options:
-            tokens = r._tokens(option, prompt=False)
-            if not tokens:
-                raise InputError("an empty option cannot be scored", field="options")
-            opts.append(tokens + closing)
-        sequences.append(opts)
+    # the tokens `score` reads (every request checked before any work)
+    tokenized = [r.option_tokens(list(m), list(o), end=end) for m, o in requests]
+    prompts = [prompt for prompt, _ in tokenized]
+    sequences = [options for _, options in tokenized]
     room = int(r.llm.context_params.n_seq_max) - 1  # seq 0: the opening
     if sum(len(o) for o in sequences) > room:
         if len(requests) == 1:  # more options than sequences: one prompt, option by option
