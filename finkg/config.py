@@ -23,11 +23,19 @@ library code receives a `Settings` and never looks at `os.environ`.
 | `FINKG_EMBEDDER` | `minilm` (packaged all-MiniLM-L6-v2) or `hash` (quick runs, tests) | `minilm` |
 | `FINKG_QUERY_TIMEOUT` | `finkg serve`'s query time limit in seconds (0: none) | `60` |
 | `FINKG_TOKEN` | the token `finkg serve` asks for; finkg sends it to a remote store | none |
+| `GOMP_SPINCOUNT` | spins of an idle OpenMP worker (llama.cpp, torch) before it sleeps | `3000` |
+
+finkg sets `GOMP_SPINCOUNT` when it is unset (`share_cores`, on `import finkg`): libgomp's own
+default (300,000 spins) lets a waiting worker hold its core for milliseconds, and two such
+pools on the same cores (a reader beside a torch job or a second reader) starve each other.
+It must be set before libgomp loads, so a process that imports torch or llama_cpp before
+finkg keeps libgomp's default; `benchmarks/reports/sharing.md` has the measurements.
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import MutableMapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Literal, TypedDict, Unpack
@@ -36,6 +44,22 @@ from finkg.errors import InputError
 
 DEFAULT_BASE_IRI = "https://w3id.org/finkg/id/"
 DEVICES = ("auto", "cpu", "cuda")
+# libgomp's spins before an idle worker sleeps: measured to keep a reader at ~0.4x its idle
+# speed beside a torch job, a busy loop or a second reader, and within noise of it alone
+SPIN_COUNT = 3000
+
+
+def share_cores(env: MutableMapping[str, str] = os.environ) -> None:
+    """Let OpenMP workers sleep soon when they wait (`GOMP_SPINCOUNT`, unless set). Both
+    llama.cpp and torch run on libgomp, one copy per process (the first loaded), which reads
+    this when it loads; `import finkg` calls it before anything loads either.
+
+    >>> env = {}; share_cores(env); env
+    {'GOMP_SPINCOUNT': '3000'}
+    >>> env = {"GOMP_SPINCOUNT": "0"}; share_cores(env); env
+    {'GOMP_SPINCOUNT': '0'}
+    """
+    env.setdefault("GOMP_SPINCOUNT", str(SPIN_COUNT))
 
 
 def _free_cores() -> int:
