@@ -31,6 +31,7 @@ import os
 import shutil
 import tempfile
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 
 from finkg.errors import InputError
@@ -197,6 +198,22 @@ def _requantize(m: RequantizedModel, base: Path, target: Path) -> Path:
 
 
 def _sha256(path: Path) -> str:
+    """The file's SHA-256, hashed once per process while it stays the same file (inode,
+    size, modification time): a reader opened again verifies its model without reading a
+    gigabyte, and a model replaced or rewritten is hashed again.
+
+    >>> import tempfile; f = Path(tempfile.mkdtemp()) / "m.gguf"; _ = f.write_bytes(b"a")
+    >>> _sha256(f)[:8]
+    'ca978112'
+    >>> _ = f.write_bytes(b"bb"); _sha256(f)[:8]
+    '3b64db95'
+    """
+    st = path.stat()
+    return _sha256_of(path.resolve(), st.st_ino, st.st_size, st.st_mtime_ns)
+
+
+@cache
+def _sha256_of(path: Path, inode: int, size: int, mtime_ns: int) -> str:
     digest = hashlib.sha256()
     with path.open("rb") as f:
         while chunk := f.read(1 << 22):
