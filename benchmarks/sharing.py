@@ -137,7 +137,18 @@ def measure(setting: Setting, background: str, opts: argparse.Namespace) -> list
              "--repeats", str(opts.repeats), *_read(opts)],
             setting.env(),
         )  # fmt: skip
-        out, _ = reader.communicate(timeout=opts.timeout)
+        try:
+            out, _ = reader.communicate(timeout=opts.timeout)
+        except subprocess.TimeoutExpired:
+            reader.kill()
+            reader.wait()
+            raise SystemExit(
+                f"{setting.label} beside {background}: no result within --timeout "
+                f"{opts.timeout:g} s; give a longer one"
+            ) from None
+        if reader.returncode != 0:
+            raise SystemExit(f"{setting.label} beside {background}: the reader exited "
+                             f"{reader.returncode}")  # fmt: skip
         return [float(s) for s in json.loads(out.splitlines()[-1])]
     finally:
         if bg is not None:
@@ -235,7 +246,8 @@ def main() -> None:
     parser.add_argument(
         "--spins",
         default=f"{LIBGOMP_DEFAULT},{SPIN_COUNT}",
-        help="GOMP_SPINCOUNT values to try, comma-separated",
+        help=f"GOMP_SPINCOUNT values to try, comma-separated ({LIBGOMP_DEFAULT}, the "
+        "baseline, is always tried)",
     )
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--prompt-tokens", type=int, default=437)
@@ -251,7 +263,8 @@ def main() -> None:
         return
     cores = Settings().threads  # the free cores
     counts = [int(t) for t in opts.thread_counts.split(",")] if opts.thread_counts else None
-    spins = [int(s) for s in opts.spins.split(",")]
+    # libgomp's default at all cores is the baseline every share is of: always measured
+    spins = list(dict.fromkeys([LIBGOMP_DEFAULT, *(int(s) for s in opts.spins.split(","))]))
     # every spin at all cores; fewer threads with finkg's spin
     settings = [Setting(cores, s) for s in spins] + [
         Setting(t, SPIN_COUNT) for t in (counts or range(1, cores + 1)) if t != cores
