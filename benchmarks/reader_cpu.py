@@ -22,6 +22,7 @@ import platform
 import statistics
 import time
 from pathlib import Path
+from typing import Any
 
 from benchmarks.harness import REPORTS, threads_option
 from finkg.config import Settings
@@ -42,6 +43,20 @@ def cpu_name() -> str:
     return platform.processor() or platform.machine()
 
 
+def read_once(llm: Any, tokens: list[int], reply_len: int) -> tuple[float, float]:
+    """One read from an empty context: `tokens` evaluated in finkg's blocks, then
+    `reply_len` greedy tokens without a grammar; its prompt and reply seconds."""
+    llm.llm.reset()
+    llm._held = []
+    started = time.perf_counter()
+    llm._eval_prompt(tokens)
+    prompt = time.perf_counter() - started
+    started = time.perf_counter()
+    for _ in range(reply_len):
+        llm.llm.eval([int(llm._logits().argmax())])
+    return prompt, time.perf_counter() - started
+
+
 def measure(model: str, threads: int, repeats: int, prompt_len: int, reply_len: int) -> dict:
     import llama_cpp
 
@@ -49,16 +64,9 @@ def measure(model: str, threads: int, repeats: int, prompt_len: int, reply_len: 
     tokens = llm._tokens(TEXT * 40, prompt=True)[:prompt_len]
     prompt_s, reply_ms = [], []
     for _ in range(repeats):
-        llm.llm.reset()
-        llm._held = []
-        started = time.perf_counter()
-        llm._eval_prompt(tokens)
-        prompt_s.append(time.perf_counter() - started)
-        started = time.perf_counter()
-        for _ in range(reply_len):
-            token = int(llm._logits().argmax())
-            llm.llm.eval([token])
-        reply_ms.append((time.perf_counter() - started) / reply_len * 1000)
+        prompt, reply = read_once(llm, tokens, reply_len)
+        prompt_s.append(prompt)
+        reply_ms.append(reply / reply_len * 1000)
     info = llama_cpp.llama_print_system_info().decode()
     return {
         "build": md.version("llama-cpp-python"),

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from benchmarks.harness import ROOT, report_option
-from benchmarks.reader_cpu import TEXT, cpu_name
+from benchmarks.reader_cpu import TEXT, cpu_name, read_once
 from finkg.config import SPIN_COUNT, Settings
 
 LIBGOMP_DEFAULT = 300_000  # libgomp's spins when neither GOMP_SPINCOUNT nor OMP_WAIT_POLICY is set
@@ -66,13 +66,7 @@ def read_loop(model: str, threads: int, repeats: int, prompt_len: int, reply_len
     print("ready", flush=True)
     seconds: list[float] = []
     while repeats == 0 or len(seconds) < repeats:
-        llm.llm.reset()
-        llm._held = []
-        started = time.perf_counter()
-        llm._eval_prompt(tokens)
-        for _ in range(reply_len):
-            llm.llm.eval([int(llm._logits().argmax())])
-        seconds.append(time.perf_counter() - started)
+        seconds.append(sum(read_once(llm, tokens, reply_len)))
     print(json.dumps(seconds), flush=True)
 
 
