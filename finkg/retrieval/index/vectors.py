@@ -273,11 +273,11 @@ class VectorIndex(persist.PersistedIndex):
         query = query / norm
         if among is None and len(data.iris) >= self.faiss_threshold:
             return self._approximate(query, k)
-        if among is None:
-            rows = np.arange(len(data.iris))
-        else:
-            chosen = {data.row.get(persist.as_iri(n)) for n in among} - {None}
-            rows = np.array(sorted(chosen), dtype=np.int64)
+        if among is None:  # the whole matrix: no copy of it per query
+            scores = data.matrix @ query
+            return [(NamedNode(data.iris[i]), float(scores[i])) for i in persist.top_k(scores, k)]
+        chosen = {data.row.get(persist.as_iri(n)) for n in among} - {None}
+        rows = np.array(sorted(chosen), dtype=np.int64)
         scores = data.matrix[rows] @ query
         best = persist.top_k(scores, k)
         return [(NamedNode(data.iris[rows[i]]), float(scores[i])) for i in best]
