@@ -27,11 +27,13 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import functools
 import gc
 import json
 import tempfile
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -79,7 +81,7 @@ class IngestOptions:
     # ten-digit CIK -> ticker of the companies already in the store (filled by `ingest`)
     companies_by_cik: Mapping[str, str] = field(default_factory=dict)
     # tickers of the companies with price bars in the store (filled by `ingest` for filings)
-    priced_tickers: frozenset[str] = frozenset()
+    priced_tickers: AbstractSet[str] = frozenset()
 
     @property
     def base(self) -> str:
@@ -89,6 +91,32 @@ class IngestOptions:
     def moment(self) -> dt.datetime:
         """The moment of ingestion (`now`, else the present)."""
         return self.now or dt.datetime.now(dt.UTC)
+
+
+class PricedTickers(AbstractSet[str]):
+    """The tickers of the companies with price bars in `store`, read when first asked.
+
+    The query reads every bar (15 s in a 55M-triple store), and only a filing that names no
+    CIK (a PDF or HTML file named by its ticker) looks a ticker up: an EDGAR ingest never
+    runs it."""
+
+    def __init__(self, store: BaseStore) -> None:
+        self._store = store
+
+    @functools.cached_property
+    def _tickers(self) -> frozenset[str]:
+        companies = queries.select(self._store, "priced_companies").iris("company")
+        keys = [readable_keys("company", c, base=self._store.graphs.base) for c in companies]
+        return frozenset(k[0] for k in keys if k)
+
+    def __contains__(self, ticker: object) -> bool:
+        return ticker in self._tickers
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._tickers)
+
+    def __len__(self) -> int:
+        return len(self._tickers)
 
 
 Loader = Callable[[Sequence[Path], IngestOptions], Iterable["Record | Reject"]]
@@ -139,10 +167,7 @@ def ingest(
         known = {r.string("cik"): r.string("ticker") for r in rows}
         options = dataclasses.replace(options, companies_by_cik=known)
     if kind == "filings" and not options.priced_tickers:  # only filings look tickers up
-        companies = queries.select(store, "priced_companies").iris("company")
-        keys = [readable_keys("company", c, base=options.base) for c in companies]
-        tickers = frozenset(k[0] for k in keys if k)
-        options = dataclasses.replace(options, priced_tickers=tickers)
+        options = dataclasses.replace(options, priced_tickers=PricedTickers(store))
     note = f"ingest {kind}: " + ", ".join(p.name for p in paths[:5])
     note += f" and {len(paths) - 5} more" if len(paths) > 5 else ""
     with (

@@ -21,6 +21,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 from collections.abc import Callable
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 
 from finkg.kg.ingest import edgar
@@ -50,7 +51,7 @@ class Index:
     """The submissions indexes of this call, and the store's companies by CIK."""
 
     companies_by_cik: dict[str, str]
-    priced_tickers: frozenset[str] = frozenset()  # companies the store has prices of
+    priced_tickers: AbstractSet[str] = frozenset()  # companies the store has prices of
     companies: dict[str, edgar.Submissions] = field(default_factory=dict)
     by_accession: dict[str, edgar.Filing] = field(default_factory=dict)
     by_document: dict[str, list[edgar.Filing]] = field(default_factory=dict)
