@@ -18,8 +18,8 @@ EDGAR headers keep their capitalised names, as finkg keys a filer by its CIK; lo
 tickers inside file names and image URLs in the text stay too: finkg keys nothing by them),
 and its FAR-Trans transaction IDs (which key each transaction's source document) move up by
 r × 10,000,000. The real news keeps its text and URL under the symbol with r appended
-(`AAPL` becomes `AAPL7`). Dates and text stay the same: a replica is another set of companies over the same sessions, as the S&P 500 is beside the
-Nasdaq-100.
+(`AAPL` becomes `AAPL7`). Dates and text stay the same: a replica is another set of
+companies over the same sessions, as the S&P 500 is beside the Nasdaq-100.
 
 >>> names = Renamer.for_replica(3, customers=frozenset({"C560802F869BD7A2C6F3"}),
 ...                              names=("Ivorel", "Acme Widgets"))
