@@ -166,6 +166,9 @@ def markdown(args, sizes, replicas, engines: dict, found: int) -> str:
                 f"{e['same']}/{e['anchors']} |"
             )
     lines += ["", f"Targets: {TARGETS}.", ""]
+    notes = Path(args.report).with_suffix(".notes.md")
+    if notes.exists():  # what a person wrote about the run: kept when the report is rewritten
+        lines += [notes.read_text().rstrip("\n"), ""]
     return "\n".join(lines)
 
 
@@ -183,12 +186,18 @@ def plot(sizes, path) -> None:
 
     triples = [s.triples for s in sizes]
     fig, ax = plt.subplots(figsize=(9, 6))
-    for name, values in _costs(sizes).items():
+    colours = plt.get_cmap("tab20").colors
+    for i, (name, values) in enumerate(_costs(sizes).items()):
         points = [(t, v) for t, v in zip(triples, values, strict=True) if v]
         if len(points) < 2:
             continue
         b = slope(triples, values)
-        ax.plot(*zip(*points, strict=True), marker="o", label=f"{name} (slope {b:.2f})")
+        ax.plot(
+            *zip(*points, strict=True),
+            marker="osD^v<>"[i % 7],
+            color=colours[i % len(colours)],
+            label=f"{name} (slope {b:.2f})",
+        )
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel("triples in the store")
