@@ -91,7 +91,7 @@ def _prices_in_period(src: Path, start: dt.date, end: dt.date, out: Path) -> boo
     return len(kept) > 1
 
 
-def _settle(limit: float = 120.0) -> float:
+def settle(limit: float = 120.0) -> float:
     """Wait until this process (RocksDB's compaction threads are in it) has used under 5 %
     of a core for half a second, at most `limit` seconds; the seconds waited."""
     started = time.perf_counter()
@@ -104,7 +104,7 @@ def _settle(limit: float = 120.0) -> float:
 
 
 def _run(store: BaseStore, kind: str, paths: list[Path]) -> Row:
-    print(f"{kind}: settled in {_settle():.1f} s", flush=True)
+    print(f"{kind}: settled in {settle():.1f} s", flush=True)
     started = time.perf_counter()
     report = ingest(
         store, kind, loader(kind), paths, IngestOptions(graphs=store.graphs), skip_bad=True
@@ -122,7 +122,7 @@ def _news_repeats(store: BaseStore, paths: list[Path], repeats: int) -> list[flo
     for k in range(repeats):
         graphs.append(ox.NamedNode(f"{store.graphs.base}graph/benchmark-news-{k}"))
         options = IngestOptions(graphs=store.graphs, graph=graphs[-1])
-        waited = _settle()
+        waited = settle()
         started = time.perf_counter()
         report = ingest(store, "news", loader("news"), paths, options, skip_bad=True)
         rates.append(report.records / (time.perf_counter() - started))
@@ -148,7 +148,7 @@ def _raw_bulk_rate(store: BaseStore, tmp: Path) -> float:
     with dump.open("wb") as out:  # streamed: 30M quads as a list took 24 GB and the OOM killer
         ox.serialize(counted(), out, format=ox.RdfFormat.N_QUADS)
     raw = ox.Store(str(tmp / "raw"))
-    print(f"raw bulk load: settled in {_settle():.1f} s", flush=True)
+    print(f"raw bulk load: settled in {settle():.1f} s", flush=True)
     started = time.perf_counter()
     raw.bulk_load(path=str(dump), format=ox.RdfFormat.N_QUADS)
     raw.flush()

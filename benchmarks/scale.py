@@ -36,73 +36,30 @@ import argparse
 import dataclasses
 import datetime as dt
 import shutil
-import statistics
 import sys
 import tempfile
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import pyoxigraph as ox
 
 from benchmarks import scale_indexes, scale_report
 from benchmarks.harness import data_option, report_option
-from benchmarks.ingest import _settle
-from benchmarks.retrieval import sample
-from benchmarks.retrieval_engines import oxigraph_server, time_engine
-from finkg import queries
+from benchmarks.ingest import settle
+from benchmarks.scale_figures import Replica, Size
+from benchmarks.scale_queries import choose_anchors, groups, ms, say, servers, time_queries
 from finkg.config import Settings
 from finkg.demo.run import SOURCES
 from finkg.errors import InputError
-from finkg.kg.calendar import get_calendar
 from finkg.kg.ingest import IngestOptions, ingest, loader
 from finkg.kg.ingest.documents import ingest_documents
 from finkg.kg.setup import init_store
 from finkg.kg.store import BaseStore, open_store
-from finkg.retrieval.pools import PoolSpec
 from finkg.shapes.validate import validate_store
-from finkg.tasks.impact.anchors import Anchor, anchors
+from finkg.tasks.impact.anchors import Anchor
 
-from .scale_unit import MAX_REPLICAS, Unit, news_symbol
-
-
-@dataclass
-class Replica:
-    """One unit's ingest into each store."""
-
-    replica: int
-    records: int
-    quads: int  # what finkg's batch loaders wrote (the documents' few hundred not counted)
-    seconds: float
-    peak_rss_mb: float
-    rss_before_mb: float  # when the ingest began (what earlier work left in the process)
-    raw_quads: int
-    raw_seconds: float
-    kinds: dict[str, float] = field(default_factory=dict)  # seconds per kind
-
-
-@dataclass
-class Size:
-    units: int
-    triples: int
-    raw_triples: int
-    store_mb: float
-    raw_mb: float
-    ingest: Replica
-    pool_ms: tuple[float, float]
-    one_hop_ms: tuple[float, float]
-    evidence_ms: tuple[float, float]
-    groups: dict[str, Group]
-    anchors: int
-    index: scale_indexes.IndexFigures
-    validate_s: float | None
-    conforms: bool | None
-
-
-def _ms(seconds: list[float]) -> tuple[float, float]:
-    values = sorted(1000 * s for s in seconds)
-    return statistics.median(values), values[min(len(values) - 1, int(0.95 * len(values)))]
+from .scale_unit import MAX_REPLICAS, Unit
 
 
 def _peak_rss_reset() -> None:
@@ -174,115 +131,6 @@ def raw_load(raw: ox.Store, unit: bytes, replica: int, base: str, scratch: Path)
     return time.perf_counter() - started
 
 
-def choose_anchors(store: BaseStore, unit: Unit, args) -> tuple[list[Anchor], list[str], int]:
-    """Replica 0's anchors, half on its real news from `--anchor-from` (companies with news
-    alone), half on its demo news of the whole period (companies with prices, filings and
-    windows: a large one hop), ten more to warm up; and how many there were to choose from."""
-    ny, calendar = get_calendar().tz, get_calendar()
-    chosen, found = [], 0
-    real = frozenset(news_symbol(r["symbol"], 0) for r in unit.news)
-    halves = (
-        (real, args.anchor_from, args.anchors // 2 + 5),
-        (unit.tickers, args.start, args.anchors - args.anchors // 2 + 5),
-    )
-    for tickers, start, n in halves:
-        group = anchors(
-            store,
-            start=dt.datetime.combine(start, dt.time(), ny),
-            end=dt.datetime.combine(args.to + dt.timedelta(days=1), dt.time(), ny),
-            calendar=calendar,
-            tickers=tickers,
-        )
-        if len(group) < n:
-            raise InputError(
-                f"only {len(group)} news anchors fall in the period",
-                field="--anchor-from",
-                value=str(start),
-                hint=f"an earlier start, or fewer --anchors than {args.anchors}",
-            )
-        chosen.append(sample(group, n))
-        found += len(group)
-    real_part, demo_part = chosen
-    # the first ten (five of each) are the untimed warm-up
-    labels = [GROUPS[0]] * (len(real_part) - 5) + [GROUPS[1]] * (len(demo_part) - 5)
-    return real_part[:5] + demo_part[:5] + real_part[5:] + demo_part[5:], labels, found
-
-
-GROUPS = ("real news (the company alone)", "demo news (the company and its sector peers)")
-
-
-@dataclass
-class Group:
-    """One group of anchors' query figures at one size."""
-
-    anchors: int
-    pool_ms: tuple[float, float]  # p50, p95
-    one_hop_ms: tuple[float, float]
-    evidence_ms: tuple[float, float]
-    pool_rows: float  # median
-    one_hop_triples: float
-    evidence_rows: float
-    # anchors whose answer equals the first size's, per query
-    same: dict[str, int] = field(default_factory=dict)
-
-
-def time_queries(store: BaseStore, chosen: list[Anchor]) -> dict[str, list]:
-    """Per timed anchor (`chosen[10:]`; the first ten run once before, untimed): the pool
-    and the one hop (`time_engine`), then evidence_before; seconds and answers."""
-    timed = time_engine(store, chosen, PoolSpec())
-    n = len(chosen) - 10
-    out = {
-        "pool": timed["pool"][-n:],
-        "hop": timed["hop"][-n:],
-        "pool_rows": timed["pool_rows"][-n:],
-        "hop_triples": timed["hop_triples"][-n:],
-        "evidence": [],
-        "evidence_rows": [],
-    }
-    for warm, group in ((True, chosen[:10]), (False, chosen[10:])):
-        for a in group:
-            started = time.perf_counter()
-            rows = queries.select(
-                store, "evidence_before", {"company": a.company, "before": a.decision_time}
-            )
-            if not warm:
-                out["evidence"].append(time.perf_counter() - started)
-                out["evidence_rows"].append(sorted(r.iri("evidence").value for r in rows))
-    return out
-
-
-ANSWERS = {"pool": "pool_rows", "one_hop": "hop_triples", "evidence_before": "evidence_rows"}
-
-
-def groups(timed: dict, labels: list[str], first: dict | None) -> dict[str, Group]:
-    """The figures of each group of anchors; answers compared with `first` (the first
-    size's `timed`)."""
-    out = {}
-    ref = first or timed
-    for name in GROUPS:
-        idx = [i for i, label in enumerate(labels) if label == name]
-        if not idx:
-            continue
-
-        def pick(key: str, idx: list[int] = idx) -> list:
-            return [timed[key][i] for i in idx]
-
-        out[name] = Group(
-            anchors=len(idx),
-            pool_ms=_ms(pick("pool")),
-            one_hop_ms=_ms(pick("hop")),
-            evidence_ms=_ms(pick("evidence")),
-            pool_rows=statistics.median(sum(c.values()) for c in pick("pool_rows")),
-            one_hop_triples=statistics.median(sum(c.values()) for c in pick("hop_triples")),
-            evidence_rows=statistics.median(len(r) for r in pick("evidence_rows")),
-            same={
-                query: sum(timed[key][i] == ref[key][i] for i in idx)
-                for query, key in ANSWERS.items()
-            },
-        )
-    return out
-
-
 def measure_size(
     args,
     store: BaseStore,
@@ -294,13 +142,13 @@ def measure_size(
     first,
     headlines,
 ) -> tuple[Size, dict]:
-    say = _say
-    say(f"{units}×: settled in {_settle():.1f} s; counting")
+
+    say(f"{units}×: settled in {settle():.1f} s; counting")
     store.flush()
     triples, raw_triples = _count(work / "store"), _count(work / "raw")
     say(f"{units}×: {triples:,} triples; timing queries on {len(chosen) - 10} anchors")
     timed = time_queries(store, chosen)
-    say(f"{units}×: pool p50 {_ms(timed['pool'])[0]:.1f} ms; building indexes")
+    say(f"{units}×: pool p50 {ms(timed['pool'])[0]:.1f} ms; building indexes")
     index = scale_indexes.measure(store, headlines)
     say(
         f"{units}×: {index.passages:,} passages, BM25 {index.bm25_build_s:.0f} s, "
@@ -313,9 +161,9 @@ def measure_size(
         store_mb=_folder_mb(work / "store"),
         raw_mb=_folder_mb(work / "raw"),
         ingest=replica,
-        pool_ms=_ms(timed["pool"]),
-        one_hop_ms=_ms(timed["hop"]),
-        evidence_ms=_ms(timed["evidence"]),
+        pool_ms=ms(timed["pool"]),
+        one_hop_ms=ms(timed["hop"]),
+        evidence_ms=ms(timed["evidence"]),
         groups=groups(timed, labels, first),
         anchors=len(chosen) - 10,
         index=index,
@@ -327,28 +175,11 @@ def measure_size(
 
 def validate(store: BaseStore, size: Size) -> None:
     """`validate` timed (last at each size: the longest, and written down after the rest)."""
-    _say(f"{size.units}×: validating")
+    say(f"{size.units}×: validating")
     started = time.perf_counter()
     checked = validate_store(store)
     size.validate_s, size.conforms = time.perf_counter() - started, checked.conforms
-    _say(f"{size.units}×: validate {size.validate_s:.0f} s, conforms {size.conforms}")
-
-
-def servers(work: Path, chosen: list[Anchor], last: dict, settings: Settings) -> dict:
-    """The pool query at the largest size on an Oxigraph server over the same store folder,
-    its rows compared with the embedded store's at that size."""
-    with oxigraph_server(work / "store") as url:
-        remote = open_store(url, settings=settings)
-        _say(f"Oxigraph server at {url}: timing {len(chosen) - 10} anchors")
-        timed = time_engine(remote, chosen, PoolSpec())
-    n = len(chosen) - 10
-    rows = timed["pool_rows"][-n:]
-    same = sum(a == b for a, b in zip(rows, last["pool_rows"], strict=True))
-    return {"oxigraph": {"pool_ms": _ms(timed["pool"][-n:]), "same": same, "anchors": n}}
-
-
-def _say(message: str) -> None:
-    print(f"[{time.strftime('%H:%M:%S')}] {message}", flush=True)
+    say(f"{size.units}×: validate {size.validate_s:.0f} s, conforms {size.conforms}")
 
 
 def _sizes(text: str) -> list[int]:
@@ -409,17 +240,17 @@ def servers_only(args, settings: Settings) -> int:
     unit = Unit(args.work / "unit", args.data, args.start, args.to)
     with open_store(args.work / "store", settings=settings) as store:
         chosen, _, _ = choose_anchors(store, unit, args)
-        _say(f"embedded: timing {len(chosen) - 10} anchors")
+        say(f"embedded: timing {len(chosen) - 10} anchors")
         last = time_queries(store, chosen)
     engines = servers(args.work, chosen, last, settings)
     engines["embedded, timed again beside it"] = {
-        "pool_ms": _ms(last["pool"]),
+        "pool_ms": ms(last["pool"]),
         "same": len(chosen) - 10,
         "anchors": len(chosen) - 10,
     }
     run_args.report = args.report
     scale_report.write(run_args, sizes, replicas, engines, found)
-    _say(f"wrote {args.report}")
+    say(f"wrote {args.report}")
     return 0
 
 
@@ -438,7 +269,7 @@ def main(argv: list[str] | None = None) -> int:
     work.mkdir(parents=True, exist_ok=True)
     settings = Settings()
     started = time.perf_counter()
-    _say(f"work folder {work}; sizes {args.sizes}")
+    say(f"work folder {work}; sizes {args.sizes}")
     unit = Unit(work / "unit", args.data, args.start, args.to)
     headlines = [r["title"] for r in unit.news][:: max(1, len(unit.news) // args.index_queries)]
     headlines = headlines[: args.index_queries]
@@ -454,8 +285,8 @@ def main(argv: list[str] | None = None) -> int:
             init_store(store)
             for r in range(args.sizes[-1]):
                 folder = unit.write(r, work / "replica")
-                _settle()
-                line = ingest_replica(store, folder, _say)
+                settle()
+                line = ingest_replica(store, folder, say)
                 if r == 0:
                     dump_unit(store, work / "unit.nq")
                     unit_nq = (work / "unit.nq").read_bytes()
@@ -465,7 +296,7 @@ def main(argv: list[str] | None = None) -> int:
                 )
                 replicas.append(line)
                 left = (time.perf_counter() - started) / (r + 1) * (args.sizes[-1] - r - 1)
-                _say(
+                say(
                     f"replica {r + 1}/{args.sizes[-1]}: {line.records:,} records, "
                     f"{line.quads:,} quads in {line.seconds:.1f} s "
                     f"({line.quads / line.seconds:,.0f} quads/s; raw "
@@ -489,7 +320,7 @@ def main(argv: list[str] | None = None) -> int:
         del raw
         engines = servers(work, chosen, last, settings)
         scale_report.write(args, sizes, replicas, engines, found)
-        _say(f"done in {(time.perf_counter() - started) / 60:.0f} min: {args.report}")
+        say(f"done in {(time.perf_counter() - started) / 60:.0f} min: {args.report}")
     finally:
         if not args.keep:
             shutil.rmtree(work, ignore_errors=True)

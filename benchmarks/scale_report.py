@@ -24,7 +24,8 @@ from pathlib import Path
 import numpy as np
 import pyoxigraph as ox
 
-from benchmarks.scale_indexes import DIM
+from benchmarks.scale_figures import Group, Replica, Size
+from benchmarks.scale_indexes import DIM, IndexFigures
 from finkg.retrieval.index.vectors import FAISS_THRESHOLD, HNSW_EF_CONSTRUCTION, HNSW_M
 
 TARGETS = (
@@ -230,9 +231,6 @@ def write(args, sizes, replicas, engines: dict, found: int) -> None:
 
 def read(path: Path) -> tuple[argparse.Namespace, list, list, dict, int]:
     """What `write` wrote to the JSON at `path`, as `write` takes it."""
-    from benchmarks.scale import Group, Replica, Size
-    from benchmarks.scale_indexes import IndexFigures
-
     payload = json.loads(path.read_text())
     options = payload["options"]
     args = argparse.Namespace(**dict(options, report=path.with_suffix(".md")))

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
-import functools
 import gc
 import json
 import tempfile
@@ -46,9 +45,9 @@ from pyoxigraph import NamedNode, Quad
 from finkg import queries
 from finkg.errors import InputError
 from finkg.kg.graphs import Graphs
+from finkg.kg.ingest.priced import PricedTickers
 from finkg.kg.ingest.records import Item, Record, Reject, TextItem, nquads
 from finkg.kg.ingest.vetting import Vetted, vet
-from finkg.kg.iri import readable_keys
 from finkg.kg.store import BaseStore
 from finkg.ontology.terms import FKG, PROV, RDF
 
@@ -91,32 +90,6 @@ class IngestOptions:
     def moment(self) -> dt.datetime:
         """The moment of ingestion (`now`, else the present)."""
         return self.now or dt.datetime.now(dt.UTC)
-
-
-class PricedTickers(AbstractSet[str]):
-    """The tickers of the companies with price bars in `store`, read when first asked.
-
-    The query reads every bar (15 s in a 55M-triple store), and only a filing that names no
-    CIK (a PDF or HTML file named by its ticker) looks a ticker up: an EDGAR ingest never
-    runs it."""
-
-    def __init__(self, store: BaseStore) -> None:
-        self._store = store
-
-    @functools.cached_property
-    def _tickers(self) -> frozenset[str]:
-        companies = queries.select(self._store, "priced_companies").iris("company")
-        keys = [readable_keys("company", c, base=self._store.graphs.base) for c in companies]
-        return frozenset(k[0] for k in keys if k)
-
-    def __contains__(self, ticker: object) -> bool:
-        return ticker in self._tickers
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._tickers)
-
-    def __len__(self) -> int:
-        return len(self._tickers)
 
 
 Loader = Callable[[Sequence[Path], IngestOptions], Iterable["Record | Reject"]]
