@@ -54,7 +54,8 @@ from finkg.tasks.impact.anchors import Anchor
 SECTION = "## The pool query and the one-hop CONSTRUCT on two engines"
 
 
-def _ms(seconds: list[float]) -> tuple[float, float]:
+def ms(seconds: list[float]) -> tuple[float, float]:
+    """p50 and p95 of `seconds`, in milliseconds."""
     values = sorted(1000 * s for s in seconds)
     return statistics.median(values), values[min(len(values) - 1, int(0.95 * len(values)))]
 
@@ -206,7 +207,7 @@ def report(args, results: dict, loads: dict, names: dict, triples: int, n: int, 
         "|---|---|---|---|---|---|---|---|",
     ]
     for key, r in results.items():
-        pool, hop = _ms(r["pool"]), _ms(r["hop"])
+        pool, hop = ms(r["pool"]), ms(r["hop"])
         size = statistics.median(sum(c.values()) for c in r["hop_triples"])
         if key in loads:
             count, seconds = loads[key]

@@ -19,7 +19,6 @@ True
 
 from __future__ import annotations
 
-import hashlib
 import re
 import statistics
 import tempfile
@@ -32,6 +31,7 @@ import numpy as np
 from scipy import sparse
 
 from finkg.kg.store import BaseStore
+from finkg.retrieval.index.embed import HashEmbedder
 from finkg.retrieval.index.text import TextIndex
 from finkg.retrieval.index.vectors import FAISS_THRESHOLD, VectorIndex
 
@@ -39,18 +39,13 @@ K = 20
 DIM = 384  # MiniLM's, so the matrix and the HNSW graph cost what they would with it
 
 
-class WordHashEmbedder:
-    """`HashEmbedder`'s vectors, each word's vector computed once."""
+class WordHashEmbedder(HashEmbedder):
+    """`HashEmbedder`'s vectors (its seeding), each word's vector computed once."""
 
     def __init__(self, *, dim: int = DIM) -> None:
-        self.dim = dim
-        self.model_id = f"hash-{dim}"
+        super().__init__(dim=dim)
         self._vocab: dict[str, int] = {}
         self._rows: list[np.ndarray] = []
-
-    def _seeded(self, key: str) -> np.ndarray:
-        seed = int.from_bytes(hashlib.sha256(key.encode("utf-8")).digest()[:8], "little")
-        return np.random.default_rng(seed).standard_normal(self.dim)
 
     def _word(self, word: str) -> int:
         column = self._vocab.get(word)

@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 
 from benchmarks.retrieval import sample
-from benchmarks.retrieval_engines import oxigraph_server, time_engine
+from benchmarks.retrieval_engines import ms, oxigraph_server, time_engine
 from benchmarks.scale_figures import Group
 from benchmarks.scale_unit import Unit, news_symbol
 from finkg import queries
@@ -23,11 +23,6 @@ from finkg.tasks.impact.anchors import Anchor, anchors
 
 def say(message: str) -> None:
     print(f"[{time.strftime('%H:%M:%S')}] {message}", flush=True)
-
-
-def ms(seconds: list[float]) -> tuple[float, float]:
-    values = sorted(1000 * s for s in seconds)
-    return statistics.median(values), values[min(len(values) - 1, int(0.95 * len(values)))]
 
 
 def choose_anchors(store: BaseStore, unit: Unit, args) -> tuple[list[Anchor], list[str], int]:
