@@ -4,6 +4,7 @@ checkpoints; one test with the real packaged MiniLM."""
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Sequence
 from pathlib import Path
@@ -19,6 +20,7 @@ from finkg.errors import InputError
 from finkg.kg.ingest import IngestOptions, ingest, loader
 from finkg.kg.store import BaseStore, open_store
 from finkg.ontology.terms import FKG, RDF
+from finkg.retrieval.index import hnsw as hnsw_module
 from finkg.retrieval.index import vectors as vectors_module
 from finkg.retrieval.index.embed import HashEmbedder
 from finkg.retrieval.index.indexes import index_dir, refresh_indexes
@@ -212,6 +214,65 @@ def test_faiss_hnsw_agrees_with_exact_search(tmp_path: Path) -> None:
             assert approx[0][0] == top[0][0]
             assert approx[0][1] == pytest.approx(top[0][1], abs=1e-5)
     assert hnsw.search(query, 3, among=nodes[:2]) == exact.search(query, 3, among=nodes[:2])
+
+
+def test_hnsw_search_is_calibrated_for_recall_and_says_so(tmp_path: Path) -> None:
+    """The build chooses efSearch on its own rows; recall on queries it never saw (texts
+    that are not indexed) is close to what it measured, and the choice is kept on disk."""
+    store, embedder = open_store(None), Counting(dim=48)
+    write_many(store, 600)
+    index = open_index(tmp_path / "vectors", embedder, faiss_threshold=100)
+    index.refresh(store, embedder)
+    chosen = index.calibration
+    assert chosen is not None and chosen.ef_search is not None and chosen.recall >= 0.95
+    assert chosen.tried[chosen.ef_search] == chosen.recall and chosen.k == 20
+    exact = open_index(tmp_path / "vectors", embedder)
+    rng = np.random.default_rng(11)
+    words = "rates oil guidance merger recall copper dividend buyback lawsuit chip".split()
+    found = []
+    for query in embedder.embed([" ".join(rng.choice(words, size=3)) for _ in range(40)]):
+        floor = exact.search(query, 20)[-1][1] - 1e-6
+        found.append(sum(score >= floor for _, score in index.search(query, 20)) / 20)
+    assert float(np.mean(found)) >= 0.9
+    reopened = open_index(tmp_path / "vectors", embedder, faiss_threshold=100)
+    assert reopened.calibration == chosen
+
+
+def test_hnsw_that_cannot_reach_the_target_searches_exactly(tmp_path: Path, monkeypatch) -> None:
+    store, embedder = open_store(None), Counting(dim=48)
+    write_many(store, 300)
+    strict = functools.partial(hnsw_module.build_hnsw, ladder=(1,), target=1.0)
+    monkeypatch.setattr(vectors_module, "build_hnsw", strict)
+    index = open_index(tmp_path / "vectors", embedder, faiss_threshold=100)
+    index.refresh(store, embedder)
+    chosen = index.calibration
+    assert chosen is not None and chosen.ef_search is None and list(chosen.tried) == [1]
+    assert "exact search" in chosen.describe() and "below the target 1.0" in chosen.describe()
+    folder = (
+        tmp_path
+        / "vectors"
+        / json.loads((tmp_path / "vectors" / "manifest.json").read_text())["data"]
+    )
+    assert (folder / "hnsw.json").exists() and not (folder / "hnsw.faiss").exists()
+    exact = open_index(tmp_path / "vectors", embedder)
+    reopened = open_index(tmp_path / "vectors", embedder, faiss_threshold=100)
+    for query in embedder.embed(["oil merger", "chip lawsuit rates", "item 7"]):
+        assert index.search(query, 20) == exact.search(query, 20) == reopened.search(query, 20)
+
+
+def test_an_hnsw_index_built_before_calibration_is_rebuilt(tmp_path: Path) -> None:
+    store, embedder = open_store(None), Counting(dim=48)
+    write_many(store, 300)
+    open_index(tmp_path / "vectors", embedder, faiss_threshold=100).refresh(store, embedder)
+    manifest = json.loads((tmp_path / "vectors" / "manifest.json").read_text())
+    (tmp_path / "vectors" / manifest["data"] / "hnsw.json").unlink()  # as an older finkg saved it
+    old = open_index(tmp_path / "vectors", embedder, faiss_threshold=100)
+    assert old.calibration is None
+    embedded = len(embedder.texts)
+    old.refresh(store, embedder)  # nothing changed but the graph: rebuilt, nothing re-embedded
+    assert old.calibration is not None and len(embedder.texts) == embedded
+    again = json.loads((tmp_path / "vectors" / "manifest.json").read_text())
+    assert (tmp_path / "vectors" / again["data"] / "hnsw.json").exists()
 
 
 def test_a_failed_save_leaves_the_old_index_readable(built, tmp_path: Path, monkeypatch) -> None:

@@ -12,8 +12,10 @@ The directory holds a manifest (format, embedder model id, dimension, classes, s
 generation and commit, count) and a data folder: `vectors.npy` (float32, one L2-normalised
 row per node, sorted by IRI), `nodes.json` (IRIs, text hashes) and, from
 `faiss_threshold` nodes on, `hnsw.faiss`, a FAISS HNSW inner-product index over the same
-rows. Search is an exact numpy inner product below the threshold (6.7 ms at 100k) and HNSW
-above it; restricted to `among`, it is always exact over those rows. Scores are cosines.
+rows, and `hnsw.json`, the efSearch its build chose for a recall target (see `hnsw`). Search
+is an exact numpy inner product below the threshold (6.7 ms at 100k) and HNSW above it,
+unless no efSearch reached the target there (then exact too); restricted to `among`, it is
+always exact over those rows. Scores are cosines.
 
 >>> import tempfile
 >>> from pyoxigraph import Literal, NamedNode, Quad
@@ -38,7 +40,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -49,13 +51,12 @@ from finkg.errors import InputError
 from finkg.kg.store import BaseStore
 from finkg.retrieval.index import persist
 from finkg.retrieval.index.embed import Embedder
+from finkg.retrieval.index.hnsw import Calibration, Hnsw, build_hnsw
 from finkg.retrieval.index.persist import DEFAULT_CLASSES, Progress, RefreshReport
 
 KIND = "finkg-vector-index"
 FORMAT = 1
 FAISS_THRESHOLD = 100_000
-HNSW_M = 32  # neighbours per node
-HNSW_EF_CONSTRUCTION = 200
 
 __all__ = ["DEFAULT_CLASSES", "RefreshReport", "VectorIndex"]
 
@@ -68,7 +69,7 @@ class _Data:
     iris: list[str]
     hashes: list[str]
     matrix: np.ndarray  # one row per IRI, `dim` columns
-    hnsw: Any = None  # a faiss.IndexHNSWFlat over `matrix`, or None
+    hnsw: Hnsw | None = None  # over `matrix`; None below the threshold
 
     def __post_init__(self) -> None:
         self.row = {iri: i for i, iri in enumerate(self.iris)}
@@ -82,9 +83,7 @@ class _Data:
         (folder / "nodes.json").write_text(json.dumps(nodes), encoding="utf-8")
         np.save(folder / "vectors.npy", self.matrix)
         if self.hnsw is not None:
-            import faiss
-
-            faiss.write_index(self.hnsw, str(folder / "hnsw.faiss"))
+            self.hnsw.write(folder)
 
     @classmethod
     def read(cls, folder: Path, dim: int, *, hnsw_from: int) -> _Data:
@@ -92,24 +91,25 @@ class _Data:
         try:
             nodes = json.loads((folder / "nodes.json").read_text(encoding="utf-8"))
             matrix = np.load(folder / "vectors.npy")
-            hnsw = None
-            if len(nodes["iris"]) >= hnsw_from and (folder / "hnsw.faiss").exists():
-                import faiss
-
-                hnsw = faiss.read_index(str(folder / "hnsw.faiss"))
-        except (OSError, ValueError, KeyError, RuntimeError) as e:
+            graph = Hnsw.read(folder) if len(nodes["iris"]) >= hnsw_from else None
+        except (OSError, ValueError, KeyError, TypeError, RuntimeError) as e:
             raise persist.unreadable(folder, e) from None
         if matrix.shape != (len(nodes["iris"]), dim):
             shape = f"vectors.npy has shape {matrix.shape}, not ({len(nodes['iris'])}, {dim})"
             raise persist.unreadable(folder, shape)
-        return cls(dim, nodes["iris"], nodes["hashes"], matrix, hnsw)
+        return cls(dim, nodes["iris"], nodes["hashes"], matrix, graph)
 
 
 class VectorIndex(persist.PersistedIndex):
     """Node embeddings with exact or HNSW search; build it with `VectorIndex.open`."""
 
     def __init__(
-        self, directory: Path, manifest: dict[str, Any], data: _Data, threshold: int, ef: int
+        self,
+        directory: Path,
+        manifest: dict[str, Any],
+        data: _Data,
+        threshold: int,
+        ef: int | None,
     ) -> None:
         self.directory = directory
         self.faiss_threshold = threshold
@@ -126,9 +126,12 @@ class VectorIndex(persist.PersistedIndex):
         dim: int,
         classes: Iterable[NamedNode | str] = DEFAULT_CLASSES,
         faiss_threshold: int = FAISS_THRESHOLD,
-        ef_search: int = 128,
+        ef_search: int | None = None,
     ) -> VectorIndex:
         """Load the index in `directory`, or create an empty one there.
+
+        HNSW searches with the efSearch its build chose for `hnsw.TARGET` recall (see
+        `hnsw`), or with `ef_search` when it is given.
 
         An index built with another embedder (model id, dimension), other classes or an
         older format is refused with an InputError naming the field, both values and the fix.
@@ -136,7 +139,9 @@ class VectorIndex(persist.PersistedIndex):
         if not isinstance(model_id, str) or not model_id:
             message = "model_id must be a non-empty string"
             raise InputError(message, field="model_id", value=model_id)
-        counts = {"dim": dim, "faiss_threshold": faiss_threshold, "ef_search": ef_search}
+        counts = {"dim": dim, "faiss_threshold": faiss_threshold}
+        if ef_search is not None:
+            counts["ef_search"] = ef_search
         for name, value in counts.items():
             persist.check_count(name, value)
         directory = Path(directory)
@@ -239,7 +244,7 @@ class VectorIndex(persist.PersistedIndex):
                 matrix[i] = done[iri]
         data = _Data(self.dim, iris, [hashes[iri] for iri in iris], matrix)
         if index and len(iris) >= self.faiss_threshold:
-            data.hnsw = _hnsw(matrix)
+            data.hnsw = build_hnsw(matrix)
         return data
 
     def _commit(self, data: _Data | None, generation: int | None, commit: str | None) -> None:
@@ -282,23 +287,22 @@ class VectorIndex(persist.PersistedIndex):
         best = persist.top_k(scores, k)
         return [(NamedNode(data.iris[rows[i]]), float(scores[i])) for i in best]
 
+    @property
+    def calibration(self) -> Calibration | None:
+        """What the HNSW build measured and chose; None below the threshold."""
+        return self._data.hnsw.calibration if self._data.hnsw else None
+
     def _approximate(self, query: np.ndarray, k: int) -> list[tuple[NamedNode, float]]:
         data = self._data
         if data.hnsw is None:  # the threshold was lowered since the last refresh
-            data.hnsw = _hnsw(data.matrix)
-        data.hnsw.hnsw.efSearch = max(self.ef_search, k)
-        scores, rows = data.hnsw.search(query[None, :], k)
+            data.hnsw = build_hnsw(data.matrix)
+        graph, chosen = data.hnsw, data.hnsw.calibration.ef_search
+        if graph.index is None or chosen is None:  # no efSearch reached the target
+            scores = data.matrix @ query
+            return [(NamedNode(data.iris[i]), float(scores[i])) for i in persist.top_k(scores, k)]
+        if self.ef_search is not None:  # asked for explicitly: it overrides the chosen one
+            graph = replace(graph, calibration=replace(graph.calibration, ef_search=self.ef_search))
+        found, rows = graph.search(query, k)
         return [
-            (NamedNode(data.iris[r]), float(s))
-            for s, r in zip(scores[0], rows[0], strict=True)
-            if r >= 0
+            (NamedNode(data.iris[r]), float(s)) for s, r in zip(found, rows, strict=True) if r >= 0
         ]
-
-
-def _hnsw(matrix: np.ndarray) -> Any:
-    import faiss
-
-    index = faiss.IndexHNSWFlat(matrix.shape[1], HNSW_M, faiss.METRIC_INNER_PRODUCT)
-    index.hnsw.efConstruction = HNSW_EF_CONSTRUCTION
-    index.add(np.ascontiguousarray(matrix, dtype=np.float32))
-    return index
