@@ -30,6 +30,7 @@ from tests.worlds import build, load
 
 pytest.importorskip("llama_cpp")
 pytest.importorskip("peft")
+pytestmark = pytest.mark.model  # SmolLM2-135M, trained and read
 
 NY = ZoneInfo("America/New_York")
 CAL = get_calendar()
