@@ -26,6 +26,7 @@ Store copy. The report (`--report`, Markdown, JSON beside it, a log-log PNG) giv
 at each size and its slope against the triples (cost ∝ size^slope: 0 flat, 1 linear).
 
     python -m benchmarks.scale [--data ../shared/data] [--sizes 1,10,50] [--work DIR]
+    python -m benchmarks.scale --again indexes,validate,servers --work DIR   # on a --keep run
 
 A 50× run needs about 40 GB of disk under `--work` and runs for about 1.5 hours on 2 cores.
 """
@@ -218,46 +219,79 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--work", type=Path, help="where the stores go [a new temporary folder]")
     p.add_argument("--keep", action="store_true", help="keep the stores afterwards")
     p.add_argument(
-        "--servers-only",
-        action="store_true",
-        help="on the store a --keep run left in --work: time the pool query embedded and on "
-        "the Oxigraph server again, and add them to --report's JSON (for a run stopped "
-        "before its server step)",
+        "--again",
+        type=_steps,
+        default=(),
+        metavar="STEPS",
+        help="on the store a --keep run left in --work, at its largest size: measure these "
+        f"steps again ({', '.join(AGAIN)}, comma-separated) and replace them in --report's "
+        "JSON (for a run stopped before a step, or a step finkg has changed since)",
     )
     return p
 
 
-def servers_only(args, settings: Settings) -> int:
-    """The server step on a kept store, added to the report (`--servers-only`)."""
+AGAIN = ("indexes", "validate", "servers")
+
+
+def _steps(text: str) -> tuple[str, ...]:
+    steps = tuple(t.strip() for t in text.split(",") if t.strip())
+    unknown = sorted(set(steps) - set(AGAIN))
+    if unknown or not steps:
+        message = f"unknown step {unknown[0]!r}" if unknown else "no step named"
+        raise argparse.ArgumentTypeError(f"{message}: name some of {', '.join(AGAIN)}")
+    return steps
+
+
+def again(args, settings: Settings) -> int:
+    """Steps measured again on a kept store, replacing them in the report (`--again`)."""
     if args.work is None or not (args.work / "store").is_dir():
         raise InputError(
-            "--servers-only needs the --work folder of a --keep run",
+            "--again needs the --work folder of a --keep run",
             field="--work",
             value=str(args.work),
             hint="name that folder",
         )
-    run_args, sizes, replicas, _, found = scale_report.read(args.report.with_suffix(".json"))
+    run_args, sizes, replicas, engines, found = scale_report.read(args.report.with_suffix(".json"))
+    run_args.report = args.report
+    largest = sizes[-1]
     unit = Unit(args.work / "unit", args.data, args.start, args.to)
     with open_store(args.work / "store", settings=settings) as store:
-        chosen, _, _ = choose_anchors(store, unit, args)
-        say(f"embedded: timing {len(chosen) - 10} anchors")
-        last = time_queries(store, chosen)
-    engines = servers(args.work, chosen, last, settings)
-    engines["embedded, timed again beside it"] = {
-        "pool_ms": ms(last["pool"]),
-        "same": len(chosen) - 10,
-        "anchors": len(chosen) - 10,
-    }
-    run_args.report = args.report
-    scale_report.write(run_args, sizes, replicas, engines, found)
+        if "indexes" in args.again:
+            say(f"{largest.units}×: building indexes again")
+            largest.index = scale_indexes.measure(store, _headlines(unit, largest.index.queries))
+            say(f"{largest.units}×: HNSW {largest.index.calibration}")
+            scale_report.write(run_args, sizes, replicas, engines, found)
+        if "validate" in args.again:
+            validate(store, largest)
+            scale_report.write(run_args, sizes, replicas, engines, found)
+        chosen: list[Anchor] = []
+        last: dict = {}
+        if "servers" in args.again:
+            chosen, _, _ = choose_anchors(store, unit, args)
+            say(f"embedded: timing {len(chosen) - 10} anchors")
+            last = time_queries(store, chosen)
+    if "servers" in args.again:
+        engines = servers(args.work, chosen, last, settings)
+        engines["embedded, timed again beside it"] = {
+            "pool_ms": ms(last["pool"]),
+            "same": len(chosen) - 10,
+            "anchors": len(chosen) - 10,
+        }
+        scale_report.write(run_args, sizes, replicas, engines, found)
     say(f"wrote {args.report}")
     return 0
 
 
+def _headlines(unit: Unit, count: int) -> list[str]:
+    """The index queries: `count` headlines spread evenly over the unit's real news."""
+    headlines = [r["title"] for r in unit.news][:: max(1, len(unit.news) // count)]
+    return headlines[:count]
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
-    if args.servers_only:
-        return servers_only(args, Settings())
+    if args.again:
+        return again(args, Settings())
     work = args.work or Path(tempfile.mkdtemp(prefix="finkg-scale-"))
     if (work / "store").exists():
         raise InputError(
@@ -271,8 +305,7 @@ def main(argv: list[str] | None = None) -> int:
     started = time.perf_counter()
     say(f"work folder {work}; sizes {args.sizes}")
     unit = Unit(work / "unit", args.data, args.start, args.to)
-    headlines = [r["title"] for r in unit.news][:: max(1, len(unit.news) // args.index_queries)]
-    headlines = headlines[: args.index_queries]
+    headlines = _headlines(unit, args.index_queries)
     replicas, sizes = [], []
     chosen: list[Anchor] = []
     labels: list[str] = []

@@ -1,5 +1,6 @@
 """`benchmarks/scale.py`'s index measurements: BM25 and vector indexes built from empty over
-every passage of a store, their query times, and HNSW's recall@20 against exact search.
+every passage of a store, their query times, and HNSW's recall@20 against exact search
+(with the efSearch finkg's build chose on rows it held out: the queries here are headlines).
 
 The vectors come from `WordHashEmbedder`, not MiniLM: at 50-60 passages/s on 2 cores MiniLM
 would spend hours on a 50× store, and the embedding is the same per-passage cost at every
@@ -19,6 +20,7 @@ True
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import statistics
 import tempfile
@@ -81,6 +83,9 @@ class IndexFigures:
     recall_at_20: float | None  # HNSW's top 20 against exact search's, by node
     recall_at_20_scores: float | None  # counting a hit whose cosine ties exact's 20th
     queries: int
+    # what the HNSW build chose (`finkg.retrieval.index.hnsw.Calibration`, as a dict); None
+    # below FAISS_THRESHOLD, and in runs before finkg chose efSearch (it was 128, fixed)
+    calibration: dict | None = None
 
 
 def _p50_ms(seconds: list[float]) -> float:
@@ -125,6 +130,7 @@ def measure(store: BaseStore, queries: Sequence[str], *, dim: int = DIM) -> Inde
                 by_score.append(min(K, sum(score >= floor for _, score in found)) / K)
             hnsw_p50 = _p50_ms(hnsw)
             recall, recall_scores = statistics.fmean(hits), statistics.fmean(by_score)
+        chosen = vectors.calibration
         return IndexFigures(
             passages=len(vectors),
             bm25_build_s=bm25_build,
@@ -135,4 +141,5 @@ def measure(store: BaseStore, queries: Sequence[str], *, dim: int = DIM) -> Inde
             recall_at_20=recall,
             recall_at_20_scores=recall_scores,
             queries=len(queries),
+            calibration=None if chosen is None else dataclasses.asdict(chosen),
         )
