@@ -85,11 +85,19 @@ class Hnsw:
     calibration: Calibration
     order: np.ndarray | None = None
 
-    def search(self, query: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-        """The scores and matrix rows of the `k` best (row -1 where the graph found fewer)."""
-        if self.index is None or self.order is None or self.calibration.ef_search is None:
+    @property
+    def exact(self) -> bool:
+        """Whether the build chose exact search (no graph kept)."""
+        return self.index is None or self.order is None
+
+    def search(
+        self, query: np.ndarray, k: int, *, ef: int | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """The scores and matrix rows of the `k` best (row -1 where the graph found fewer),
+        with the chosen efSearch or `ef`."""
+        if self.index is None or self.order is None:
             raise ValueError("this index was calibrated to exact search")
-        self.index.hnsw.efSearch = max(self.calibration.ef_search, k)
+        self.index.hnsw.efSearch = max(ef or self.calibration.ef_search or 0, k)
         scores, positions = self.index.search(query[None, :].astype(np.float32), k)
         found = positions[0]
         return scores[0], np.where(found >= 0, self.order[np.maximum(found, 0)], -1)
@@ -113,8 +121,6 @@ class Hnsw:
         calibration = Calibration(**raw)
         if calibration.ef_search is None:
             return cls(None, calibration)
-        if not (folder / ORDER).exists():
-            return None
         import faiss
 
         return cls(

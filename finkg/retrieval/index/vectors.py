@@ -40,7 +40,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -277,7 +277,15 @@ class VectorIndex(persist.PersistedIndex):
             return []
         query = query / norm
         if among is None and len(data.iris) >= self.faiss_threshold:
-            return self._approximate(query, k)
+            if data.hnsw is None:  # the threshold was lowered since the last refresh
+                data.hnsw = build_hnsw(data.matrix)
+            if not data.hnsw.exact:  # else no efSearch reached the target: search exactly
+                found, rows = data.hnsw.search(query, k, ef=self.ef_search)
+                return [
+                    (NamedNode(data.iris[r]), float(s))
+                    for s, r in zip(found, rows, strict=True)
+                    if r >= 0
+                ]
         if among is None:  # the whole matrix: no copy of it per query
             scores = data.matrix @ query
             return [(NamedNode(data.iris[i]), float(scores[i])) for i in persist.top_k(scores, k)]
@@ -291,18 +299,3 @@ class VectorIndex(persist.PersistedIndex):
     def calibration(self) -> Calibration | None:
         """What the HNSW build measured and chose; None below the threshold."""
         return self._data.hnsw.calibration if self._data.hnsw else None
-
-    def _approximate(self, query: np.ndarray, k: int) -> list[tuple[NamedNode, float]]:
-        data = self._data
-        if data.hnsw is None:  # the threshold was lowered since the last refresh
-            data.hnsw = build_hnsw(data.matrix)
-        graph, chosen = data.hnsw, data.hnsw.calibration.ef_search
-        if graph.index is None or chosen is None:  # no efSearch reached the target
-            scores = data.matrix @ query
-            return [(NamedNode(data.iris[i]), float(scores[i])) for i in persist.top_k(scores, k)]
-        if self.ef_search is not None:  # asked for explicitly: it overrides the chosen one
-            graph = replace(graph, calibration=replace(graph.calibration, ef_search=self.ef_search))
-        found, rows = graph.search(query, k)
-        return [
-            (NamedNode(data.iris[r]), float(s)) for s, r in zip(found, rows, strict=True) if r >= 0
-        ]
