@@ -19,13 +19,14 @@ from finkg.errors import InputError
 from finkg.kg.calendar import get_calendar
 from finkg.kg.iri import mint
 from finkg.kg.store import open_store
+from finkg.reader.adapt.fit import period
 from finkg.reader.adapt.manifest import sha256_of
 from finkg.reader.adapt.train import LoraParams
 from finkg.reader.transport.backends import local_llm
 from finkg.retrieval.index.indexes import open_indexes
 from finkg.tasks.impact.job import Span
 from finkg.tasks.impact.predict import ImpactConfig
-from finkg.tasks.impact.training import _digest, examples, train_impact_reader
+from finkg.tasks.impact.training import examples, train_impact_reader
 from tests.worlds import build, load
 
 pytest.importorskip("llama_cpp")
@@ -125,6 +126,10 @@ def test_the_local_reader_loads_the_adapter_by_name_and_it_changes_the_scores(
         assert many[o] - many_base[o] == pytest.approx(after[o] - before[o], abs=0.2)
     with pytest.raises(InputError, match="no adapter file here"):
         local_llm("smollm2-135m", settings.cache_dir, 1, 2048, "never-trained")
+
+
+def _digest(found: list) -> str:
+    return period(TRAIN.start, TRAIN.end, VALIDATION.start, found).sha256
 
 
 def test_training_items_do_not_change_when_later_prices_do(world, tmp_path: Path) -> None:

@@ -1,5 +1,6 @@
 """`finkg train-reader`: a LoRA adapter for the local reader, trained on a job's matured
-labels (`finkg.tasks.impact.training`). Parses the options, makes one library call, prints."""
+labels (`finkg.tasks.impact.training`, `finkg.tasks.movement.adapt`). Parses the options,
+makes one library call, prints."""
 
 from __future__ import annotations
 
@@ -21,11 +22,10 @@ def _period(text: str, field: str) -> Span:
 @click.command("train-reader")
 @click.option(
     "--job",
-    type=click.Choice(["impact"]),
+    type=click.Choice(["impact", "movement"]),
     default="impact",
     show_default=True,
-    help="The job whose scored questions and matured labels train the adapter (the "
-    "movement job has no trainer yet).",
+    help="The job whose scored questions and matured labels train the adapter.",
 )
 @click.option("--train", "training", required=True, help="Training period FROM:TO (dates).")
 @click.option(
@@ -37,8 +37,12 @@ def _period(text: str, field: str) -> Span:
     default=None,
     help="The packaged reader or .gguf to adapt [default: $FINKG_READER].",
 )
-@click.option("--anchors", type=click.IntRange(min=1), help="Training anchors (a fixed sample).")
-@click.option("--val-anchors", type=click.IntRange(min=1), help="Validation anchors (likewise).")
+@click.option(
+    "--anchors",
+    type=click.IntRange(min=1),
+    help="Training anchors (impact) or queries (movement): a fixed sample [default: all].",
+)
+@click.option("--val-anchors", type=click.IntRange(min=1), help="Validation ones (likewise).")
 @click.option("--epochs", default=3, show_default=True, type=click.IntRange(min=1))
 @click.option("--max-steps", type=click.IntRange(min=1), help="Stop after this many steps.")
 @click.option("--batch", default=64, show_default=True, type=click.IntRange(min=1))
@@ -48,7 +52,15 @@ def _period(text: str, field: str) -> Span:
 @click.option("--lr", default=2e-4, show_default=True, help="Learning rate.")
 @click.option("--patience", default=2, show_default=True, type=click.IntRange(min=1))
 @click.option("--seed", default=0, show_default=True)
-@click.option("--proxy", default="QQQ", show_default=True, help="Market proxy ticker.")
+@click.option("--proxy", default="QQQ", show_default=True, help="Market proxy ticker (impact).")
+@click.option(
+    "--retriever",
+    default="none",
+    show_default=True,
+    help="Movement: the windows the reader is shown (none, random, dtw, bm25, minilm, finseer).",
+)
+@click.option("--k", default=5, show_default=True, help="Movement: windows shown.")
+@click.option("--sample", default=0.02, show_default=True, help="Movement: windows kept.")
 @store_option
 @click.pass_context
 def train_reader_command(
@@ -70,20 +82,23 @@ def train_reader_command(
     patience: int,
     seed: int,
     proxy: str,
+    retriever: str,
+    k: int,
+    sample: float,
     store: str | None,
 ) -> None:
-    """Train a LoRA adapter for the local reader on a job's matured labels (paper 000 §4.2).
+    """Train a LoRA adapter for the local reader on a job's matured labels (paper 000 §4.2,
+    paper 001's StockLLM).
 
-    The items are the job's own scored questions over the training period's anchors, with
-    the labels matured before the validation period starts; the loss is on the options the
-    job scores. The adapter with the best validation macro-F1 is kept, converted to
+    The items are the job's own scored questions over the training period (impact: its
+    anchors; movement: rise-or-fall sessions of the training stocks, validated on the
+    validation stocks, by paper 001's seeded split), with the labels matured before the
+    validation period starts; the loss is on the options the job scores. The adapter with
+    the best validation macro-F1 (impact) or MCC (movement) is kept, converted to
     llama.cpp's GGUF format and saved under the cache with a manifest (base model, data
     hashes, periods, hyper-parameters, validation figures, the adapter's SHA-256).
     """
     from finkg.reader.adapt.train import LoraParams
-    from finkg.retrieval.index.indexes import open_indexes
-    from finkg.tasks.impact.predict import ImpactConfig
-    from finkg.tasks.impact.training import train_impact_reader
 
     settings = _settings(ctx)
     if reader:
@@ -96,19 +111,39 @@ def train_reader_command(
     val_span = _period(validation, "--validation")
     with _open(ctx, store) as s, _progress() as bar:
         progress = _reporter(bar)
-        texts, vectors, _ = open_indexes(
-            s, settings, progress=lambda stage, i, n: progress(stage, i, n or 0)
-        )
-        manifest = train_impact_reader(
-            s, settings, name=name, training=train_span, validation=val_span,
-            texts=texts, vectors=vectors, config=ImpactConfig(proxy=proxy), params=params,
-            anchors_limit=anchors, validation_limit=val_anchors, progress=progress,
-        )  # fmt: skip
+        if job == "movement":
+            from finkg.retrieval.sequence_retrievers import check_retriever
+            from finkg.tasks.movement.adapt import train_movement_reader
+            from finkg.tasks.movement.forecast import MovementConfig
+            from finkg.tasks.movement.train import open_sequence_retriever
+
+            config = MovementConfig(k=k, sample=sample)
+            manifest = train_movement_reader(
+                s, settings, name=name, training=train_span, validation=val_span,
+                retriever=open_sequence_retriever(check_retriever(retriever), settings),
+                config=config, params=params, queries_limit=anchors,
+                validation_limit=val_anchors, progress=progress,
+            )  # fmt: skip
+            asked = "queries"
+        else:
+            from finkg.retrieval.index.indexes import open_indexes
+            from finkg.tasks.impact.predict import ImpactConfig
+            from finkg.tasks.impact.training import train_impact_reader
+
+            texts, vectors, _ = open_indexes(
+                s, settings, progress=lambda stage, i, n: progress(stage, i, n or 0)
+            )
+            manifest = train_impact_reader(
+                s, settings, name=name, training=train_span, validation=val_span,
+                texts=texts, vectors=vectors, config=ImpactConfig(proxy=proxy), params=params,
+                anchors_limit=anchors, validation_limit=val_anchors, progress=progress,
+            )  # fmt: skip
+            asked = "anchors"
     f = manifest.figures
     out.print(
         f"adapter {manifest.name} for {manifest.base_model}: {manifest.adapter_file} "
         f"sha256 {manifest.adapter_sha256[:12]}; trained on {manifest.training.items} questions "
-        f"of {manifest.training.anchors} anchors, {f.steps} steps in {f.seconds:.0f} s "
+        f"of {manifest.training.anchors} {asked}, {f.steps} steps in {f.seconds:.0f} s "
         f"({f.steps_per_second:.3f} steps/s on {f.device}); validation {f.metric} "
         f"{f.frozen:.3f} frozen, {f.best:.3f} at step {f.best_step} (kept)"
     )

@@ -5,6 +5,7 @@ dequantizes it), with the loss on the very option tokens the job scores (`LlamaC
 option_tokens`), early stopping on the validation items; `convert` turns the adapter into
 llama.cpp's GGUF adapter format with llama.cpp's own converter; `manifest` describes what
 it was trained from so it can be retrained and checked. The local reader loads the result
-(`LlamaCpp(adapter=...)`, `FINKG_ADAPTER`). The jobs build the training items
-(`tasks.impact.training`).
+(`LlamaCpp(adapter=...)`, `FINKG_ADAPTER`). The jobs build their labelled questions
+(`tasks.impact.training`, `tasks.movement.adapt`) and hand them to `fit`, which ties the
+steps together.
 """

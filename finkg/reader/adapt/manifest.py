@@ -50,7 +50,7 @@ class Period(BaseModel):
     end: AwareDatetime  # exclusive
     labels_before: AwareDatetime  # every label used matured strictly before this
     items: int
-    anchors: int
+    anchors: int  # what the items were asked about: impact's anchors, movement's queries
     last_matured: AwareDatetime | None  # the latest maturity among the labels used
     sha256: str  # of the items (questions and labels)
 
@@ -98,6 +98,7 @@ class AdapterManifest(BaseModel):
     torch: str
     figures: Figures
     created: AwareDatetime
+    job_parameters: dict[str, object] = {}  # how the job asked (proxy; retriever, stocks)
 
     @classmethod
     def of(
@@ -113,6 +114,7 @@ class AdapterManifest(BaseModel):
         params: LoraParams,
         figures: Figures,
         threads: int,
+        job_parameters: dict[str, object] | None = None,
     ) -> AdapterManifest:
         import torch
 
@@ -127,6 +129,7 @@ class AdapterManifest(BaseModel):
             training=training,
             validation=validation,
             hyper_parameters=asdict(params),
+            job_parameters=job_parameters or {},
             threads=threads,
             torch=torch.__version__,
             figures=figures,

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
-import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -29,8 +28,9 @@ from finkg.errors import InputError
 from finkg.evaluation.stats import macro_f1
 from finkg.kg.calendar import get_calendar
 from finkg.kg.store import BaseStore
-from finkg.reader.adapt.manifest import AdapterManifest, Figures, Period, adapter_dir
-from finkg.reader.adapt.train import Item, LoraParams, Trained, train
+from finkg.reader.adapt.fit import Base, fit, period
+from finkg.reader.adapt.manifest import AdapterManifest, adapter_dir
+from finkg.reader.adapt.train import LoraParams
 from finkg.reader.llm import Message
 from finkg.retrieval.pools import TextSource, VectorSource
 from finkg.tasks.impact.anchors import Anchor, anchors
@@ -54,6 +54,13 @@ class Example:
     matured_at: dt.datetime
     messages: list[Message]
     label: str  # up, neutral or down
+
+    @property
+    def group(self) -> str:
+        return self.anchor
+
+    def digest_row(self) -> list[object]:
+        return [self.anchor, self.horizon, self.label, self.messages]
 
 
 def sample(found: Sequence[Anchor], n: int | None) -> list[Anchor]:
@@ -114,26 +121,6 @@ def examples(
     return out
 
 
-def _digest(items: Sequence[Example]) -> str:
-    """One hash over what the items ask and what happened (the data an adapter saw)."""
-    h = hashlib.sha256()
-    for e in items:
-        h.update(json.dumps([e.anchor, e.horizon, e.label, e.messages]).encode())
-    return h.hexdigest()
-
-
-def _period(span: Span, before: dt.datetime, found: Sequence[Example]) -> Period:
-    return Period(
-        start=span.start,
-        end=span.end,
-        labels_before=before,
-        items=len(found),
-        anchors=len({e.anchor for e in found}),
-        last_matured=max((e.matured_at for e in found), default=None),
-        sha256=_digest(found),
-    )
-
-
 def _macro_f1(chosen: np.ndarray, actual: np.ndarray) -> float:
     return macro_f1(chosen, actual, classes=range(len(CLASSES)))
 
@@ -156,22 +143,14 @@ def train_impact_reader(
     """Train, convert and describe an adapter for `settings.reader` (module docstring)."""
     config = config or ImpactConfig()
     params = params or LoraParams()
-    from finkg.reader.adapt.convert import to_gguf
-    from finkg.reader.transport.backends import local_llm, reader_file
-    from finkg.retrieval.index.embed import torch_device
-
     if training.end > validation.start:
         raise InputError(
             "the training period must end before the validation period starts",
             field="--train",
             value=f"{training.first_day} to {training.last_day}",
         )
-    folder = adapter_dir(settings.cache_dir, name)
-    base, base_id = reader_file(settings.reader, settings.cache_dir)
-    reader = local_llm(settings.reader, settings.cache_dir, 1, 4096)
-    tokens_of = getattr(reader, "option_tokens", None)
-    if tokens_of is None:
-        raise InputError("a reader to adapt is a local GGUF model", field="FINKG_READER")
+    adapter_dir(settings.cache_dir, name)  # the name checked before any work
+    base = Base.open(settings)
     fitting = examples(
         store, training, before=validation.start, texts=texts, vectors=vectors,
         config=config, limit=anchors_limit, progress=progress,
@@ -180,33 +159,10 @@ def train_impact_reader(
         store, validation, before=validation.end, texts=texts, vectors=vectors,
         config=config, limit=validation_limit, progress=progress,
     )  # fmt: skip
-
-    def items(found: Sequence[Example]) -> list[Item]:
-        out = []
-        for e in found:
-            prompt, options = tokens_of(e.messages, list(CLASSES))
-            out.append(
-                Item(tuple(prompt), tuple(tuple(o) for o in options), CLASSES.index(e.label))
-            )
-        return out
-
-    device = torch_device(settings.device)
-    trained: Trained = train(
-        base, items(fitting), items(checking), out_dir=folder, metric=_macro_f1,
-        params=params, threads=settings.threads, device=device, progress=progress,
+    return fit(
+        base, settings, name=name, job="impact", options=CLASSES, fitting=fitting,
+        checking=checking, training=period(training.start, training.end, validation.start, fitting),
+        validation=period(validation.start, validation.end, validation.end, checking),
+        metric=_macro_f1, metric_name="macro-F1", params=params,
+        job_parameters={"proxy": config.proxy}, progress=progress,
     )  # fmt: skip
-    gguf = to_gguf(trained.adapter_dir, trained.base_config_dir, folder / "adapter.gguf")
-    manifest = AdapterManifest.of(
-        name=name,
-        job="impact",
-        base=base,
-        base_id=base_id,
-        adapter=gguf,
-        training=_period(training, validation.start, fitting),
-        validation=_period(validation, validation.end, checking),
-        params=params,
-        figures=Figures.of(trained, metric="macro-F1"),
-        threads=settings.threads,
-    )
-    (folder / "manifest.json").write_text(manifest.model_dump_json(indent=2) + "\n")
-    return manifest

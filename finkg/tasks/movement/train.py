@@ -204,11 +204,12 @@ def labelled_queries(
     start: dt.date,
     end: dt.date,
     *,
-    n: int,
+    n: int | None,
     seed: int,
     salt: str = "",
 ) -> list[tuple[Query, str]]:
-    """A seeded sample of `n` non-freeze (query, true label) pairs (fewer if there are not)."""
+    """A seeded sample of `n` non-freeze (query, true label) pairs (fewer if there are not;
+    every one, in the sample's order, when `n` is None)."""
     pairs = [(t, d, m) for t, d, m in session_labels(store, tickers, start, end) if m in LABELS]
     pairs.sort(key=lambda p: hashlib.sha256(f"{seed}/{salt}/{p[0]}/{p[1]}".encode()).hexdigest())
     out: list[tuple[Query, str]] = []
