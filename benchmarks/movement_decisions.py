@@ -9,6 +9,11 @@ bootstrap 95 % intervals, a permutation control, the class mix and paired MCC di
 against majority, previous-day and no retrieval (`finkg.tasks.movement.compare`). The
 chosen retriever's heads are written to the store as RDF (`fkg:DecisionHead`).
 
+With `--adapter NAME` (an adapter trained by `finkg train-reader --job movement`, paper 001's
+StockLLM, on the same `--seed`'s training stocks), `none` and the chosen retriever read every
+query again with the adapted reader, in a table of their own beside the frozen reader's
+rules, with paired differences between the two.
+
 Reads go through a score cache (`--cache`, keyed by the exact messages and the reader):
 stop the run at any time and start it again with the same options to continue; cached
 reads are counted apart and never in reads/hour. Progress goes to stderr. Builds the
@@ -43,6 +48,7 @@ from finkg.tasks.movement.compare import (
     ScoreCache,
     as_json,
     compare,
+    compare_adapted,
     last_decision,
 )
 from finkg.tasks.movement.compare_report import render
@@ -76,6 +82,7 @@ def options(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--retrievers", default=",".join(RETRIEVERS))
     p.add_argument("--select-head", default="prior", choices=KINDS, help="chooses on validation")
     p.add_argument("--reader", default="qwen2.5-coder-0.5b-q4_0")
+    p.add_argument("--adapter", help="a trained adapter's name: adds the adapted reader's rows")
     p.add_argument("--threads", type=int, help="reader and embedder threads [the free cores]")
     p.add_argument("--model-dir", type=Path, help="the trained retriever (for finseer)")
     p.add_argument("--k", type=int, default=5)
@@ -152,6 +159,19 @@ def main(argv: list[str] | None = None) -> int:
         n=args.bootstrap,
         seed=args.seed,
     )
+    manifest = None
+    if args.adapter:
+        from finkg.reader.adapt.manifest import AdapterManifest, adapter_dir
+
+        manifest = AdapterManifest.model_validate_json(
+            (adapter_dir(settings.cache_dir, args.adapter) / "manifest.json").read_text()
+        )
+        adapted = Reader(
+            open_reader(settings.with_(adapter=args.adapter)), pool, config, reader.cache, log=log
+        )
+        result = compare_adapted(
+            result, retrievers, val, test, adapted, n=args.bootstrap, seed=args.seed
+        )
     chosen = result.choice.best or "none"
     heads = {}
     if chosen in result.test and not args.no_heads:
@@ -180,6 +200,7 @@ def main(argv: list[str] | None = None) -> int:
         },
         **as_json(result),
         "heads": heads,
+        "adapter": manifest.model_dump(mode="json") if manifest else None,
         "heads_retriever": chosen,
         "skipped": skipped,
         "wall_seconds": round(time.perf_counter() - started, 1),

@@ -21,6 +21,7 @@ from finkg.tasks.movement.compare import (
     as_json,
     choose,
     compare,
+    compare_adapted,
     rule_name,
 )
 from finkg.tasks.movement.compare_report import render
@@ -153,3 +154,56 @@ def test_a_stopped_run_continues_from_the_cache(store: BaseStore, tmp_path: Path
     for t in again.throughput.values():
         assert t["reads"] == 0 and t["reads_per_hour"] is None and t["cached"] > 0
     assert as_json(again)["tables"] == as_json(first)["tables"]
+
+
+def contrarian(messages: Sequence[Message], options: Sequence[str]) -> dict[str, float]:
+    """The follower reversed: an "adapted" reader that reads the same prompts otherwise."""
+    scores = follower(messages, options)
+    return {"rise": scores["fall"], "fall": scores["rise"]}
+
+
+def test_an_adapted_reader_is_tabled_beside_the_frozen_one(store: BaseStore, plain: tuple) -> None:
+    result, _, _, val, test = plain
+    pool = WindowPool.load(store, before=max(q.decision for q, _ in val + test))
+    llm = ScriptedLLM(scores=contrarian, model_id="scripted-follower+lora:" + "a" * 64)
+    adapted = Reader(llm, pool, MovementConfig(k=5, sample=1.0), ScoreCache(None))
+    retrievers = {name: open_retriever(name) for name in NAMES}
+    both = compare_adapted(result, retrievers, val, test, adapted, n=100)
+    best = result.choice.best
+    # the adapted reader reads none's and the chosen retriever's queries, validation and test
+    assert len(llm.calls) == 2 * (len(val) + len(test))
+    assert both.tables[:-1] == result.tables and both.choice == result.choice
+    extra = both.tables[-1]
+    assert extra.queries == len(test)
+    assert extra.retrievers == ("none", best, "none+lora", f"{best}+lora")
+    rows = {r.name: r for r in extra.rows}
+    # each adapted rule is paired with the frozen reader's same rule
+    assert set(rows["none+lora/prior"].versus) == {"majority", "previous-day", "none/prior"}
+    assert set(rows[f"{best}+lora/raw"].versus) == {"majority", "previous-day", f"{best}/raw"}
+    assert rows["none+lora/raw"].mix["fall"] > 0.9  # the reversed bias
+    assert "none+lora" in both.throughput and both.throughput["none+lora"]["reads"] > 0
+    manifest = {
+        "name": "stock-llm", "base_model": "smollm2-135m@sha256:0", "adapter_sha256": "a" * 64,
+        "threads": 2, "job_parameters": {"stocks": {"train": ["AAA"], "valid": ["BBB"]}},
+        "hyper_parameters": {"rank": 16, "alpha": 32, "lr": 2e-4, "batch": 64},
+        "training": {"items": 40, "start": "2019-01-02T00:00:00-05:00",
+                     "end": "2019-02-01T00:00:00-05:00",
+                     "labels_before": "2019-02-01T00:00:00-05:00"},
+        "validation": {"items": 9, "start": "2019-02-01T00:00:00-05:00",
+                       "end": "2019-03-01T00:00:00-05:00"},
+        "figures": {"frozen": 0.0, "best": 0.1, "best_step": 2, "steps": 3, "seconds": 60.0,
+                    "device": "cpu", "steps_per_second": 0.05},
+    }  # fmt: skip
+    report = {
+        "options": {}, "reader": "scripted-follower", "data": {
+            "folder": "/data", "store": "/store", "stocks": 3, "validation": ["a", "b"],
+            "test": ["c", "d"], "test_queries": len(test), "since": "s", "sample": 1.0,
+            "pool": 1, "k": 5, "threads": 1,
+        },
+        **as_json(both), "adapter": manifest, "wall_seconds": 1.0,
+    }  # fmt: skip
+    text = render(json.loads(json.dumps(report)))
+    assert "## The adapted reader (paper 001's StockLLM)" in text
+    assert "on 40 questions of the 1 training stocks" in text and "0.000 frozen, 0.100" in text
+    assert f"## The adapted reader beside the frozen one on all {len(test)} test queries" in text
+    assert "vs the frozen reader's same rule" in text and "| none+lora/prior |" in text

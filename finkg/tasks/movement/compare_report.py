@@ -10,6 +10,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from finkg.evaluation.stats import Interval, verdict
+from finkg.tasks.movement.compare import ADAPTED, VERSUS
 
 # The result as JSON (`compare.as_json` plus the benchmark's options, data and timings),
 # rendered alike from the live dict and from the saved file.
@@ -59,15 +60,18 @@ def differences_table(rules: Mapping[str, Mapping]) -> list[str]:
     """The paired MCC differences; where the result has them, the intervals and verdicts
     that resample whole weeks (the honest ones), else the query-level ones."""
     weeks = any(r.get("mcc_vs_weeks") for r in rules.values())
+    adapted = any(ADAPTED in name for name in rules)
     lines = [
-        "| rule | vs majority | vs previous-day | vs the same head without retrieval |",
+        "| rule | vs majority | vs previous-day | vs the same head without retrieval"
+        + (" (an adapted rule: vs the frozen reader's same rule)" if adapted else "")
+        + " |",
         "|---|---|---|---|",
     ]
     for name, r in rules.items():
         if "/" not in name:
             continue
         vs = r["mcc_vs_weeks"] if weeks else r["mcc_vs"]
-        none = next((v for k, v in vs.items() if k.startswith("none/")), None)
+        none = next((v for k, v in vs.items() if k not in VERSUS), None)
         lines.append(
             f"| {name} | {_diff(vs['majority'])} | {_diff(vs['previous-day'])} | "
             f"{_diff(none) if none else '—'} |"
@@ -78,6 +82,31 @@ def differences_table(rules: Mapping[str, Mapping]) -> list[str]:
 def constant(rules: Mapping[str, Mapping]) -> list[str]:
     """The rules that said the same class for every query."""
     return [name for name, r in rules.items() if max(r["mix"].values()) == 1.0]
+
+
+def adapter_section(m: Mapping[str, Any] | None) -> list[str]:
+    """What the adapted reader was trained on, from its manifest (none: nothing)."""
+    if not m:
+        return []
+    t, v, f = m["training"], m["validation"], m["figures"]
+    stocks = m.get("job_parameters", {}).get("stocks", {})
+    return [
+        "## The adapted reader (paper 001's StockLLM)",
+        "",
+        f"`{m['name']}`: a LoRA adapter (rank {m['hyper_parameters']['rank']}, alpha "
+        f"{m['hyper_parameters']['alpha']}, lr {m['hyper_parameters']['lr']}, batch "
+        f"{m['hyper_parameters']['batch']}) on `{m['base_model']}`, trained by "
+        f"`finkg train-reader --job movement` on {t['items']} questions of the "
+        f"{len(stocks.get('train', []))} training stocks decided {t['start'][:10]} to "
+        f"{t['end'][:10]} (exclusive), every label matured before {t['labels_before']}; "
+        f"stopped early on the MCC of {v['items']} questions of the "
+        f"{len(stocks.get('valid', []))} validation stocks ({v['start'][:10]} to "
+        f"{v['end'][:10]}): {f['frozen']:.3f} frozen, {f['best']:.3f} at step "
+        f"{f['best_step']} of {f['steps']} (kept); {f['seconds']:.0f} s on {f['device']} "
+        f"({f['steps_per_second']:.4f} steps/s, {m['threads']} threads). The test stocks "
+        f"were never trained on. Adapter SHA-256 `{m['adapter_sha256'][:12]}`.",
+        "",
+    ]
 
 
 def render(result: Result) -> str:
@@ -126,6 +155,7 @@ def render(result: Result) -> str:
         ],
         "",
     ]
+    lines += adapter_section(result.get("adapter"))
     for t in result["tables"]:
         rules = t["rules"]
         n = t["queries"]
