@@ -50,6 +50,13 @@ def _period(text: str, field: str) -> Span:
 @click.option("--alpha", default=32, show_default=True, type=click.IntRange(min=1))
 @click.option("--dropout", default=0.05, show_default=True, type=click.FloatRange(0, 1))
 @click.option("--lr", default=2e-4, show_default=True, help="Learning rate.")
+@click.option(
+    "--eval-every",
+    default=0,
+    show_default=True,
+    type=click.IntRange(min=0),
+    help="Optimizer steps between validations (0: once per epoch).",
+)
 @click.option("--patience", default=2, show_default=True, type=click.IntRange(min=1))
 @click.option("--seed", default=0, show_default=True)
 @click.option("--proxy", default="QQQ", show_default=True, help="Market proxy ticker (impact).")
@@ -79,6 +86,7 @@ def train_reader_command(
     alpha: int,
     dropout: float,
     lr: float,
+    eval_every: int,
     patience: int,
     seed: int,
     proxy: str,
@@ -105,7 +113,7 @@ def train_reader_command(
         settings = settings.with_(reader=reader)
     params = LoraParams(
         rank=rank, alpha=alpha, dropout=dropout, lr=lr, batch=batch, epochs=epochs,
-        patience=patience, max_steps=max_steps, seed=seed,
+        eval_every=eval_every, patience=patience, max_steps=max_steps, seed=seed,
     )  # fmt: skip
     train_span = _period(training, "--train")
     val_span = _period(validation, "--validation")
