@@ -101,8 +101,9 @@ def adapter_section(m: Mapping[str, Any] | None) -> list[str]:
         f"{t['end'][:10]} (exclusive), every label matured before {t['labels_before']}; "
         f"stopped early on the MCC of {v['items']} questions of the "
         f"{len(stocks.get('valid', []))} validation stocks ({v['start'][:10]} to "
-        f"{v['end'][:10]}, exclusive; raw argmax): {f['frozen']:.3f} frozen, {f['best']:.3f} at step "
-        f"{f['best_step']} of {f['steps']} (kept); {f['seconds']:.0f} s on {f['device']} "
+        f"{v['end'][:10]}, exclusive; raw argmax): {f['frozen']:.3f} frozen, "
+        f"{f['best']:.3f} at step {f['best_step']} of {f['steps']} (kept); "
+        f"{f['seconds']:.0f} s on {f['device']} "
         f"({f['steps_per_second']:.4f} steps/s, {m['threads']} threads). The test stocks "
         f"were never trained on. Adapter SHA-256 `{m['adapter_sha256'][:12]}`.",
         "",
