@@ -58,7 +58,7 @@ from finkg.tasks.head_choice import AUTO
 from finkg.tasks.impact.anchors import Anchor, anchors
 from finkg.tasks.impact.head_feed import CANDIDATES, choose
 from finkg.tasks.impact.history import Start, scored_items
-from finkg.tasks.impact.job import Span, backtest_job, memory_of, validation
+from finkg.tasks.impact.job import backtest_job, memory_of, validation
 from finkg.tasks.impact.predict import ImpactConfig
 from finkg.tasks.impact.prequential import Prequential
 from finkg.tasks.impact.scoreboard import (
@@ -69,6 +69,7 @@ from finkg.tasks.impact.scoreboard import (
     rank_ic_interval,
     scoreboard,
 )
+from finkg.tasks.span import Span
 
 NEW_YORK = ZoneInfo("America/New_York")
 VARIANTS = "static,cited,shuffled-labels:0,shuffled-labels:1,shuffled-labels:2"

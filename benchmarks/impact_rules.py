@@ -39,10 +39,10 @@ from finkg.tasks.head_choice import choose_head
 from finkg.tasks.impact.anchors import anchors
 from finkg.tasks.impact.head_feed import LabelBook
 from finkg.tasks.impact.history import ScoredItem
-from finkg.tasks.impact.job import Span
 from finkg.tasks.impact.labels import load_prices
 from finkg.tasks.impact.scoreboard import METRICS, decisions, labelled_anchors, scoreboard
 from finkg.tasks.impact.scoring import CLASSES, RULES, anchor_features
+from finkg.tasks.span import Span
 
 RULE_NAMES = ("all-neutral", "stratified", "momentum", "tone", "card")
 FLAT = {c: 0.0 for c in CLASSES}  # no reader: every option scored alike

@@ -48,9 +48,9 @@ from finkg.tasks.movement.compare import (
     ScoreCache,
     as_json,
     compare,
-    compare_adapted,
     last_decision,
 )
+from finkg.tasks.movement.compare_adapted import compare_adapted
 from finkg.tasks.movement.compare_report import render
 from finkg.tasks.movement.forecast import LABELS, MovementConfig
 from finkg.tasks.movement.train import (

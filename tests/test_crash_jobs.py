@@ -35,7 +35,8 @@ CHILD = textwrap.dedent(
     from finkg.config import Settings
     from finkg.kg.store import open_store
     from finkg.tasks.impact.predict import ImpactConfig
-    from finkg.tasks.impact.job import Span, run_job
+    from finkg.tasks.impact.job import run_job
+    from finkg.tasks.span import Span
     from tests.worlds import analyst
 
     location, home = Path(sys.argv[1]), Path(sys.argv[2])

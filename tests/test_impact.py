@@ -24,8 +24,9 @@ from finkg.reader.rules import respond as rule_respond
 from finkg.retrieval.index.embed import HashEmbedder
 from finkg.retrieval.index.live import LiveVectors
 from finkg.tasks.impact.anchors import anchors
-from finkg.tasks.impact.job import Span, backtest_job, feedback_job, memory_of, run_job
+from finkg.tasks.impact.job import backtest_job, feedback_job, memory_of, run_job
 from finkg.tasks.impact.predict import ImpactConfig
+from finkg.tasks.span import Span
 from tests.worlds import analyst, build, load
 
 NY = ZoneInfo("America/New_York")

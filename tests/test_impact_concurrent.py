@@ -26,10 +26,11 @@ from finkg.reader.rules import score as rule_score
 from finkg.reader.transport.endpoint import RequestFailed
 from finkg.reader.transport.openai_http import OpenAICompatible
 from finkg.reader.transport.stub import StubServer
-from finkg.tasks.impact.job import Span, run_job
+from finkg.tasks.impact.job import run_job
 from finkg.tasks.impact.predict import ImpactConfig
 from finkg.tasks.impact.prequential import decision_sessions
 from finkg.tasks.impact.scoring import CLASSES
+from finkg.tasks.span import Span
 from tests.test_impact_scored import PROXY, SPEC, TEST, VALIDATION, _at, biased_scores
 from tests.test_remote_reader import TEMPLATE
 from tests.worlds import build, load

@@ -24,7 +24,7 @@ from finkg.reader.llm import ScriptedLLM
 from finkg.reader.read import OptionScores
 from finkg.reader.rules import respond, rule_of
 from finkg.tasks.impact.history import head_history, scored_items
-from finkg.tasks.impact.job import Span, run_job
+from finkg.tasks.impact.job import run_job
 from finkg.tasks.impact.predict import ImpactConfig
 from finkg.tasks.impact.scoring import (
     CLASSES,
@@ -35,6 +35,7 @@ from finkg.tasks.impact.scoring import (
     cited_ids,
     fit_citation,
 )
+from finkg.tasks.span import Span
 from tests.worlds import build, load
 
 NY = ZoneInfo("America/New_York")

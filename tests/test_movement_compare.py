@@ -21,9 +21,9 @@ from finkg.tasks.movement.compare import (
     as_json,
     choose,
     compare,
-    compare_adapted,
     rule_name,
 )
+from finkg.tasks.movement.compare_adapted import compare_adapted
 from finkg.tasks.movement.compare_report import render
 from finkg.tasks.movement.forecast import MovementConfig
 from finkg.tasks.movement.train import labelled_queries

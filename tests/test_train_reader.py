@@ -24,9 +24,9 @@ from finkg.reader.adapt.manifest import sha256_of
 from finkg.reader.adapt.train import LoraParams
 from finkg.reader.transport.backends import local_llm
 from finkg.retrieval.index.indexes import open_indexes
-from finkg.tasks.impact.job import Span
 from finkg.tasks.impact.predict import ImpactConfig
 from finkg.tasks.impact.training import examples, train_impact_reader
+from finkg.tasks.span import Span
 from tests.worlds import build, load
 
 pytest.importorskip("llama_cpp")

@@ -22,10 +22,10 @@ from finkg.ontology.terms import FKG, PROV
 from finkg.reader.adapt.fit import period
 from finkg.reader.adapt.manifest import AdapterManifest
 from finkg.retrieval.sequence_retrievers import open_retriever
-from finkg.tasks.impact.job import Span
 from finkg.tasks.movement.adapt import examples, train_movement_reader
 from finkg.tasks.movement.forecast import MovementConfig
 from finkg.tasks.movement.train import split_stocks
+from finkg.tasks.span import Span
 from tests.test_movement import SESSIONS, TICKERS, market
 
 NY = ZoneInfo("America/New_York")

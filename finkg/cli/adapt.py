@@ -9,7 +9,7 @@ import click
 from finkg.cli.impact import _span
 from finkg.cli.support import _open, _progress, _reporter, _settings, out, store_option
 from finkg.errors import InputError
-from finkg.tasks.impact.job import Span
+from finkg.tasks.span import Span
 
 
 def _period(text: str, field: str) -> Span:

@@ -25,8 +25,8 @@ from finkg.cli.support import (
 from finkg.errors import InputError
 from finkg.tasks.head_choice import AUTO
 from finkg.tasks.impact.head_feed import CANDIDATES
-from finkg.tasks.impact.job import Span
 from finkg.tasks.impact.predict import ImpactConfig
+from finkg.tasks.span import Span
 
 NY = ZoneInfo("America/New_York")
 DEFAULT_VARIANTS = "static,cited"

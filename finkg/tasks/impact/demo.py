@@ -42,8 +42,9 @@ from finkg.reader.rules import MODEL_ID, rule_analyst
 from finkg.retrieval.index.embed import open_embedder
 from finkg.retrieval.index.live import LiveVectors
 from finkg.retrieval.memory.source import MemoryParams
-from finkg.tasks.impact.job import Span, backtest_job, run_job
+from finkg.tasks.impact.job import backtest_job, run_job
 from finkg.tasks.impact.predict import ImpactConfig
+from finkg.tasks.span import Span
 
 VARIANTS = ("static", "cited", "shuffled-labels")
 # The world `--impact` builds. In the default demo world (8 tickers, 0.3 news items per

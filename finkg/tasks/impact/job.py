@@ -37,6 +37,7 @@ from finkg.tasks.impact.history import head_history
 from finkg.tasks.impact.labels import load_prices, residual_labels
 from finkg.tasks.impact.predict import ImpactConfig
 from finkg.tasks.impact.prequential import Prequential, RunSummary
+from finkg.tasks.span import Span
 
 STATIC = "static"
 
@@ -95,20 +96,6 @@ def validation(
         sum(len(v) for v in by_h.values()),
         tuple(found),
     )
-
-
-@dataclass(frozen=True)
-class Span:
-    start: dt.datetime
-    end: dt.datetime  # exclusive
-
-    @property
-    def first_day(self) -> dt.date:
-        return self.start.date()
-
-    @property
-    def last_day(self) -> dt.date:
-        return (self.end - dt.timedelta(microseconds=1)).date()
 
 
 def _validated(

@@ -35,11 +35,11 @@ from finkg.reader.llm import Message
 from finkg.retrieval.pools import TextSource, VectorSource
 from finkg.tasks.impact.anchors import Anchor, anchors
 from finkg.tasks.impact.head_feed import LABEL_OPTION, LabelBook
-from finkg.tasks.impact.job import Span
 from finkg.tasks.impact.labels import load_prices
 from finkg.tasks.impact.predict import ImpactConfig
 from finkg.tasks.impact.scoring import CLASSES, questions
 from finkg.tasks.impact.steps import prepare
+from finkg.tasks.span import Span
 
 Progress = Callable[[str, int, int], None]
 

@@ -20,10 +20,8 @@ paired MCC differences against majority, previous-day and the same head without 
 MCC and the differences also with intervals that resample whole trading weeks (queries of
 one week share the market's moves, so the query-level interval is too narrow).
 
-With an adapted reader (a LoRA adapter, `finkg train-reader --job movement`: paper 001's
-StockLLM), `compare_adapted` reads `none` and the chosen retriever's queries again with it
-and adds a table where each adapted rule (`none+lora/prior`) stands beside the frozen
-reader's, with the paired difference between the two.
+An adapted reader's rules (`none+lora/prior`, `compare_adapted`) are paired with the
+frozen reader's same rule.
 
 Reads go through a score cache keyed by the reader and the exact messages, so a stopped
 run continues where it stopped; cached reads are counted apart and never in reads/hour.
@@ -350,37 +348,6 @@ def compare(
         )
     throughput = {r: t.summary() for r, t in reader.throughput.items()}
     return Comparison(choice, tuple(tables), fitting, tested, throughput)
-
-
-def compare_adapted(
-    c: Comparison,
-    retrievers: Mapping[str, SequenceRetriever],
-    validation: Labelled,
-    test: Labelled,
-    adapted: Reader,
-    *,
-    n: int = 1000,
-    seed: int = 0,
-) -> Comparison:
-    """`c` with a table more: `none` and the chosen retriever read by the frozen reader and
-    by `adapted` on every test query, their heads fitted on the same validation queries
-    (module docstring). The choice stays the frozen reader's."""
-    names = [r for r in dict.fromkeys(("none", c.choice.best)) if r and r in retrievers]
-    fitting, tested = dict(c.fitting), dict(c.test)
-    for r in names:
-        fitting[r + ADAPTED] = adapted.items(retrievers[r], validation, "validation, adapted")
-        tested[r + ADAPTED] = adapted.items(retrievers[r], test, "test, adapted")
-    extra = table(
-        f"The adapted reader beside the frozen one on all {len(test)} test queries",
-        fitting,
-        tested,
-        [q.key for q, _ in test],
-        [*names, *(r + ADAPTED for r in names)],
-        n=n,
-        seed=seed,
-    )
-    throughput = c.throughput | {r + ADAPTED: t.summary() for r, t in adapted.throughput.items()}
-    return Comparison(c.choice, (*c.tables, extra), fitting, tested, throughput)
 
 
 def as_json(c: Comparison) -> dict[str, object]:
