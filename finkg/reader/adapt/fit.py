@@ -72,10 +72,26 @@ class Base:
     option_tokens: Callable[[list[Message], list[str]], tuple[list[int], list[list[int]]]]
 
     @classmethod
-    def open(cls, settings: Settings) -> Base:
-        """`settings.reader`, refused before any question is built when it is not a local
-        GGUF model (an endpoint reader has no weights here to adapt)."""
+    def open(
+        cls,
+        settings: Settings,
+        *,
+        name: str,
+        training_end: dt.datetime,
+        validation_start: dt.datetime,
+    ) -> Base:
+        """`settings.reader`, checked with the adapter's name and periods before any
+        question is built: the training period must end before the validation one starts,
+        and an endpoint reader has no weights here to adapt."""
         from finkg.reader.transport.backends import local_llm, reader_file
+
+        if training_end > validation_start:
+            raise InputError(
+                "the training period must end before the validation period starts",
+                field="--train",
+                value=f"ends {training_end.isoformat()}, after {validation_start.isoformat()}",
+            )
+        adapter_dir(settings.cache_dir, name)  # the name checked before any work
 
         path, model_id = reader_file(settings.reader, settings.cache_dir)
         reader = local_llm(settings.reader, settings.cache_dir, 1, 4096)

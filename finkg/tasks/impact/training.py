@@ -29,7 +29,7 @@ from finkg.evaluation.stats import macro_f1
 from finkg.kg.calendar import get_calendar
 from finkg.kg.store import BaseStore
 from finkg.reader.adapt.fit import Base, fit, period
-from finkg.reader.adapt.manifest import AdapterManifest, adapter_dir
+from finkg.reader.adapt.manifest import AdapterManifest
 from finkg.reader.adapt.train import LoraParams
 from finkg.reader.llm import Message
 from finkg.retrieval.pools import TextSource, VectorSource
@@ -143,14 +143,9 @@ def train_impact_reader(
     """Train, convert and describe an adapter for `settings.reader` (module docstring)."""
     config = config or ImpactConfig()
     params = params or LoraParams()
-    if training.end > validation.start:
-        raise InputError(
-            "the training period must end before the validation period starts",
-            field="--train",
-            value=f"{training.first_day} to {training.last_day}",
-        )
-    adapter_dir(settings.cache_dir, name)  # the name checked before any work
-    base = Base.open(settings)
+    base = Base.open(
+        settings, name=name, training_end=training.end, validation_start=validation.start
+    )
     fitting = examples(
         store, training, before=validation.start, texts=texts, vectors=vectors,
         config=config, limit=anchors_limit, progress=progress,

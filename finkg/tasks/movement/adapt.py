@@ -31,7 +31,7 @@ from finkg.evaluation.stats import mcc
 from finkg.kg.calendar import get_calendar
 from finkg.kg.store import BaseStore
 from finkg.reader.adapt.fit import Base, fit, period
-from finkg.reader.adapt.manifest import AdapterManifest, adapter_dir
+from finkg.reader.adapt.manifest import AdapterManifest
 from finkg.reader.adapt.train import LoraParams
 from finkg.reader.llm import Message
 from finkg.retrieval.sequence_retrievers import SequenceRetriever
@@ -122,20 +122,15 @@ def train_movement_reader(
     stocks are split with `params.seed`, as the benchmark splits them with its `--seed`."""
     config = config or MovementConfig()
     params = params or LoraParams()
-    if training.end > validation.start:
-        raise InputError(
-            "the training period must end before the validation period starts",
-            field="--train",
-            value=f"{training.first_day} to {training.last_day}",
-        )
     if config.universe is not None:
         raise InputError(
             "the stocks come from the split: a universe is not an option here",
             field="universe",
             value=list(config.universe),
         )
-    adapter_dir(settings.cache_dir, name)  # the name checked before any work
-    base = Base.open(settings)
+    base = Base.open(
+        settings, name=name, training_end=training.end, validation_start=validation.start
+    )
     split = split_stocks(store_tickers(store), seed=params.seed)
 
     def questions(part: str, span: Span, before: dt.datetime, limit: int | None) -> list[Example]:
