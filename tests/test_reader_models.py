@@ -236,16 +236,16 @@ def test_remote_option_scores_equal_the_local_readers(smollm: Path, llama_server
     remote = OpenAICompatible(
         llama_server, model="smol", template=ChatTemplate.from_gguf(smollm), concurrency=4
     )
-    values = {**VALUES, "market_card": "QQQ -0.4% 5d; ZQAW +2.1% 5d, vol 1.3x."}
-    # one horizon's question stands for all three (the same prompt form and options), then
-    # the citation's and the reranker's: each kind of option once (a request through `echo`
-    # returns every prompt token's log-probabilities, about 15 s each here)
+    # every kind of option the jobs score, once: a horizon's direction (one stands for all
+    # three: the same options), the citation's ids and "none", the reranker's yes/no. The
+    # prompts are short on purpose: the server's `echo` sorts the whole vocabulary in Python
+    # for every prompt token (about 60 ms a token with SmolLM2's), and what is compared is
+    # how an option and the end-of-turn token score after the chat template, not the prompt
+    kinds = [o for _, o in questions(VALUES, ids=sorted(IDS), horizons=(1,))] + [["yes", "no"]]
+    asks = ("ZQAW after a guidance raise?", "Which id says revenue rose?", "Revenue: relevant?")
+    system = {"role": "system", "content": "Reply with one option only."}
     requests = [
-        *questions(values, ids=sorted(IDS), horizons=(1,)),
-        (
-            prompt("relevance").render({"query": "revenue", "chunk": "Revenue rose 12%."}),
-            ["yes", "no"],
-        ),
+        ([system, {"role": "user", "content": q}], o) for q, o in zip(asks, kinds, strict=True)
     ]
     assert remote.scoring == "remote-echo-1"
     got = remote.score_many(requests)

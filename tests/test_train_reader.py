@@ -24,6 +24,7 @@ from finkg.reader.adapt.manifest import sha256_of
 from finkg.reader.adapt.train import LoraParams
 from finkg.reader.transport.backends import local_llm
 from finkg.retrieval.index.indexes import open_indexes
+from finkg.retrieval.pools import PoolSpec
 from finkg.tasks.impact.predict import ImpactConfig
 from finkg.tasks.impact.training import examples, train_impact_reader
 from finkg.tasks.span import Span
@@ -38,7 +39,9 @@ CAL = get_calendar()
 SPEC = WorldSpec(tickers=4, sessions=200, users=1, seed=5)
 DAYS = CAL.sessions(SPEC.start, SPEC.start + dt.timedelta(days=400))[: SPEC.sessions]
 PROXY = "ZQMX"
-CONFIG = ImpactConfig(proxy=PROXY)
+# a pool of 4 items cut at 60 characters: prompts of about 330 tokens, not 910, which halves
+# each training (the questions keep their evidence, ids and market card)
+CONFIG = ImpactConfig(proxy=PROXY, snippet_chars=60, pool=PoolSpec(size=4))
 
 
 def _at(i: int) -> dt.datetime:
