@@ -33,7 +33,7 @@ import numpy as np
 from scipy import sparse
 
 from finkg.kg.store import BaseStore
-from finkg.retrieval.index.embed import HashEmbedder
+from finkg.retrieval.index.embed import HashEmbedder, seeded_vector
 from finkg.retrieval.index.text import TextIndex
 from finkg.retrieval.index.vectors import FAISS_THRESHOLD, VectorIndex
 
@@ -53,7 +53,7 @@ class WordHashEmbedder(HashEmbedder):
         column = self._vocab.get(word)
         if column is None:
             column = self._vocab[word] = len(self._rows)
-            self._rows.append(self._seeded("w:" + word))
+            self._rows.append(seeded_vector("w:" + word, self.dim))
         return column
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
@@ -66,7 +66,9 @@ class WordHashEmbedder(HashEmbedder):
             (np.ones(len(rows)), (rows, cols)), shape=(len(texts), len(self._rows))
         )
         bag = counts @ np.array(self._rows).reshape(len(self._rows), self.dim)
-        own = np.array([self._seeded("t:" + t) for t in texts]).reshape(len(texts), self.dim)
+        own = np.array([seeded_vector("t:" + t, self.dim) for t in texts]).reshape(
+            len(texts), self.dim
+        )
         out = 0.2 * own + bag
         norms = np.linalg.norm(out, axis=1, keepdims=True)
         return out / np.where(norms == 0, 1.0, norms)

@@ -31,7 +31,7 @@ import importlib.metadata as md
 import os
 import re
 from collections.abc import Sequence
-from functools import cache
+from functools import cache, lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
@@ -67,6 +67,22 @@ def _normalise(vectors: np.ndarray) -> np.ndarray:
     return vectors / np.where(norms == 0, 1, norms)
 
 
+def seeded_vector(key: str, dim: int) -> np.ndarray:
+    """A fixed Gaussian vector of `dim` for `key`, seeded by its SHA-256: the hash
+    embedder's vector of a word ("w:" + word) or of a whole text ("t:" + text)."""
+    seed = int.from_bytes(hashlib.sha256(key.encode("utf-8")).digest()[:8], "little")
+    return np.random.default_rng(seed).standard_normal(dim)
+
+
+@lru_cache(maxsize=1 << 16)
+def _word_vector(key: str, dim: int) -> np.ndarray:
+    """`seeded_vector`, drawn once per process and read-only (it is shared): a corpus
+    repeats its words, and drawing each again was a sixth of a test world's impact job."""
+    vector = seeded_vector(key, dim)
+    vector.flags.writeable = False
+    return vector
+
+
 class HashEmbedder:
     """Deterministic vectors from hashes of the text and of its words (for tests)."""
 
@@ -76,16 +92,12 @@ class HashEmbedder:
         self.dim = dim
         self.model_id = f"hash-{dim}"
 
-    def _seeded(self, key: str) -> np.ndarray:
-        seed = int.from_bytes(hashlib.sha256(key.encode("utf-8")).digest()[:8], "little")
-        return np.random.default_rng(seed).standard_normal(self.dim)
-
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         rows = []
         for text in texts:
             words = re.findall(r"\w+", text.lower())
-            bag = sum((self._seeded("w:" + w) for w in words), np.zeros(self.dim))
-            rows.append(0.2 * self._seeded("t:" + text) + bag)
+            bag = sum((_word_vector("w:" + w, self.dim) for w in words), np.zeros(self.dim))
+            rows.append(0.2 * seeded_vector("t:" + text, self.dim) + bag)
         return _normalise(np.array(rows).reshape(len(rows), self.dim))
 
 
