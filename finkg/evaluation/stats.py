@@ -42,8 +42,9 @@ def _arrays(predicted: ArrayLike, actual: ArrayLike) -> tuple[np.ndarray, np.nda
 
 def f1_of(predicted: ArrayLike, actual: ArrayLike, cls: object) -> float:
     p, a = _arrays(predicted, actual)
-    tp = int(np.sum((p == cls) & (a == cls)))
-    wrong = int(np.sum((p == cls) != (a == cls)))
+    said, was = p == cls, a == cls
+    tp = int(np.count_nonzero(said & was))
+    wrong = int(np.count_nonzero(said != was))
     return 2 * tp / (2 * tp + wrong) if tp else 0.0
 
 

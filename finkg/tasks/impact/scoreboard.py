@@ -48,7 +48,23 @@ HORIZONS = (1, 3, 5)
 HEADS = ("none", "prior", "multinomial", "card")
 BASELINES = ("all-neutral", "stratified", "momentum", "tone", "card")
 LABEL_OPTION = {v: k for k, v in OPTIONS.items()}
-VALUE = np.vectorize(OPTIONS.get, otypes=[int])
+_NAMES = np.array(sorted(OPTIONS))
+_VALUES = np.array([OPTIONS[name] for name in _NAMES])
+
+
+def VALUE(options: np.ndarray) -> np.ndarray:
+    """Option names as the stats module's values (up 1, neutral 0, down -1), by a sorted
+    lookup: a bootstrap converts every draw, and `np.vectorize` made that half its time.
+
+    >>> VALUE(np.array([["up", "down"], ["neutral", "up"]])).tolist()
+    [[1, -1], [0, 1]]
+    """
+    names = np.asarray(options)
+    at = np.minimum(np.searchsorted(_NAMES, names), len(_NAMES) - 1)
+    if names.size and not np.all(_NAMES[at] == names):
+        unknown = sorted(set(names[_NAMES[at] != names].ravel().tolist()))
+        raise ValueError(f"not an option: {unknown[:5]} (the options are {_NAMES.tolist()})")
+    return _VALUES[at]
 
 
 def _metric(fn):
