@@ -52,11 +52,11 @@ _NAMES = np.array(sorted(OPTIONS))
 _VALUES = np.array([OPTIONS[name] for name in _NAMES])
 
 
-def VALUE(options: np.ndarray) -> np.ndarray:
+def option_values(options: np.ndarray) -> np.ndarray:
     """Option names as the stats module's values (up 1, neutral 0, down -1), by a sorted
     lookup: a bootstrap converts every draw, and `np.vectorize` made that half its time.
 
-    >>> VALUE(np.array([["up", "down"], ["neutral", "up"]])).tolist()
+    >>> option_values(np.array([["up", "down"], ["neutral", "up"]])).tolist()
     [[1, -1], [0, 1]]
     """
     names = np.asarray(options)
@@ -71,7 +71,7 @@ def _metric(fn):
     """A metric over option names, as the stats module's metrics read values."""
 
     def over_values(p: np.ndarray, a: np.ndarray) -> float:
-        return fn(VALUE(p), VALUE(a))
+        return fn(option_values(p), option_values(a))
 
     return per_column(over_values)
 
