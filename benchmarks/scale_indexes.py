@@ -1,6 +1,7 @@
 """`benchmarks/scale.py`'s index measurements: BM25 and vector indexes built from empty over
 every passage of a store, their query times, and HNSW's recall@20 against exact search
-(with the efSearch finkg's build chose on rows it held out: the queries here are headlines).
+(with the efSearch finkg's build chose on the first lines of passages it held out: the
+queries here are headlines).
 
 The vectors come from `WordHashEmbedder`, not MiniLM: at 50-60 passages/s on 2 cores MiniLM
 would spend hours on a 50× store, and the embedding is the same per-passage cost at every

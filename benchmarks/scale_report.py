@@ -27,7 +27,7 @@ import pyoxigraph as ox
 from benchmarks.scale_figures import Group, Replica, Size
 from benchmarks.scale_indexes import DIM, IndexFigures
 from finkg.retrieval.index import hnsw
-from finkg.retrieval.index.vectors import FAISS_THRESHOLD
+from finkg.retrieval.index.vectors import FAISS_THRESHOLD, PROBE
 
 TARGETS = (
     "ingest >= 0.5x raw bulk and pool p50 <= 25 ms at the largest size; HNSW recall@20 >= 0.95"
@@ -92,14 +92,16 @@ def markdown(args, sizes, replicas, engines: dict, found: int) -> str:
         "(`benchmarks/scale_indexes.py` says why); finkg searches "
         f"exactly below {FAISS_THRESHOLD:,} passages and with FAISS HNSW (M {hnsw.M}, "
         f"efConstruction {hnsw.EF_CONSTRUCTION}) from there, with the efSearch its build chose "
-        f"for recall@{hnsw.K} ≥ {hnsw.TARGET} on {hnsw.QUERIES} rows it held out (exact search "
-        "where none on the ladder reached it; runs before that choice used efSearch 128). "
+        f"for recall@{hnsw.K} ≥ {hnsw.TARGET} on {hnsw.QUERIES} queries it held out, {PROBE} "
+        "(a figure marked 'rows': on whole held-out rows, as builds before 2026-11-28 did; "
+        "exact search where none on the ladder reached it; runs before that choice used "
+        "efSearch 128). "
         f"Machine: {_machine()}; pyoxigraph {ox.__version__}; nothing else ran.",
         "",
         "| units | triples | passages | store MB | ingest quads/s (finkg / raw = ratio) | "
         "ingest peak RSS MB (before) | pool p50 / p95 ms | one_hop p50 / p95 ms | evidence_before "
         "p50 / p95 ms | BM25 build s | vector build s | BM25 p50 ms | "
-        "exact p50 ms | HNSW efSearch (recall on held-out rows) | HNSW p50 ms | "
+        "exact p50 ms | HNSW efSearch (recall on its held-out queries) | HNSW p50 ms | "
         "HNSW recall@20 (by node; ties counted) | validate s |",
         "|" + "---|" * 17,
     ]
@@ -234,7 +236,7 @@ def write(args, sizes, replicas, engines: dict, found: int) -> None:
 
 
 def _ef(index: IndexFigures) -> str:
-    """The efSearch an HNSW build chose, with the recall it measured on the rows it held out."""
+    """The efSearch an HNSW build chose, with the recall it measured on its held-out queries."""
     if index.hnsw_p50_ms is None:
         return "—"
     if index.calibration is None:
@@ -243,7 +245,9 @@ def _ef(index: IndexFigures) -> str:
     tried = index.calibration["tried"]
     if chosen is None:
         return f"none: exact (best {max(tried.values()):.3f} up to {max(map(int, tried))})"
-    return f"{chosen} ({index.calibration['recall']:.3f})"
+    rows = "rows " if index.calibration.get("probe", hnsw.ROWS) == hnsw.ROWS else ""
+    ivf = "IVF nprobe " if index.calibration.get("structure") == "ivf" else ""
+    return f"{ivf}{chosen} ({rows}{index.calibration['recall']:.3f})"
 
 
 def read(path: Path) -> tuple[argparse.Namespace, list, list, dict, int]:

@@ -178,13 +178,13 @@ def test_another_embedder_is_refused(built, tmp_path: Path) -> None:
         open_index(tmp_path / "vectors", embedder).search(np.ones(5), 1)
 
 
-def write_many(store: BaseStore, n: int) -> list[NamedNode]:
+def write_many(store: BaseStore, n: int, *, words_each: int = 4) -> list[NamedNode]:
     words = "rates oil guidance merger recall copper dividend buyback lawsuit chip".split()
     rng = np.random.default_rng(3)
     nodes, quads = [], []
     for i in range(n):
         node = NamedNode(f"https://e.org/news/{i:04d}")
-        text = " ".join(rng.choice(words, size=4)) + f" item {i}"
+        text = " ".join(rng.choice(words, size=words_each)) + f" item {i}"
         quads += [
             Quad(node, RDF.type, FKG.NewsArticle, store.graphs.news),
             Quad(node, FKG.text, Literal(text), store.graphs.news),
@@ -238,10 +238,49 @@ def test_hnsw_search_is_calibrated_for_recall_and_says_so(tmp_path: Path) -> Non
     assert reopened.calibration == chosen
 
 
+def test_hnsw_is_calibrated_on_the_first_words_of_the_passages_it_held_out(tmp_path: Path) -> None:
+    """The calibration queries are shaped like a headline, not a whole passage: each held-out
+    passage's first line, at most PROBE_WORDS words, embedded after every passage was."""
+    store, embedder = open_store(None), Counting(dim=48)
+    write_many(store, 300, words_each=20)
+    index = open_index(tmp_path / "vectors", embedder, faiss_threshold=100)
+    index.refresh(store, embedder)
+    passages, probes = embedder.texts[:300], embedder.texts[300:]
+    chosen = index.calibration
+    assert chosen is not None and chosen.probe == vectors_module.PROBE
+    assert len(probes) == chosen.queries == 150  # half the rows, under QUERIES
+    assert len(set(probes)) == 150
+    for probe in probes:
+        assert len(probe.split()) == vectors_module.PROBE_WORDS
+        assert any(text.startswith(probe + " ") for text in passages)
+    assert f"on 150 {vectors_module.PROBE}" in chosen.describe()
+
+
+def test_an_hnsw_index_calibrated_on_whole_rows_is_recalibrated(tmp_path: Path) -> None:
+    """An index saved before the probes (its hnsw.json names no probe: the rows were the
+    queries) still searches, and the next refresh rebuilds the graph on headline-shaped
+    queries without embedding any passage again."""
+    store, embedder = open_store(None), Counting(dim=48)
+    write_many(store, 300, words_each=20)
+    open_index(tmp_path / "vectors", embedder, faiss_threshold=100).refresh(store, embedder)
+    manifest = json.loads((tmp_path / "vectors" / "manifest.json").read_text())
+    saved = tmp_path / "vectors" / manifest["data"] / "hnsw.json"
+    older = json.loads(saved.read_text())
+    del older["probe"]
+    saved.write_text(json.dumps(older))
+    old = open_index(tmp_path / "vectors", embedder, faiss_threshold=100)
+    assert old.calibration is not None and old.calibration.probe == hnsw_module.ROWS
+    assert old.search(embedder.embed(["oil merger"])[0], 3)
+    embedded = len(embedder.texts)
+    old.refresh(store, embedder)
+    assert old.calibration is not None and old.calibration.probe == vectors_module.PROBE
+    assert len(embedder.texts) - embedded == old.calibration.queries  # the probes alone
+
+
 def test_hnsw_that_cannot_reach_the_target_searches_exactly(tmp_path: Path, monkeypatch) -> None:
     store, embedder = open_store(None), Counting(dim=48)
     write_many(store, 300)
-    strict = functools.partial(hnsw_module.build_hnsw, ladder=(1,), target=1.0)
+    strict = functools.partial(hnsw_module.build_hnsw, ladder=(1,), target=1.0, ivf_ladder=(1,))
     monkeypatch.setattr(vectors_module, "build_hnsw", strict)
     index = open_index(tmp_path / "vectors", embedder, faiss_threshold=100)
     index.refresh(store, embedder)
@@ -260,6 +299,37 @@ def test_hnsw_that_cannot_reach_the_target_searches_exactly(tmp_path: Path, monk
         assert index.search(query, 20) == exact.search(query, 20) == reopened.search(query, 20)
 
 
+def test_where_hnsw_falls_short_an_ivf_index_is_calibrated_and_kept(
+    tmp_path: Path, monkeypatch
+) -> None:
+    """An HNSW ladder that cannot reach the target (here: one rung, efSearch 20) gives way
+    to IVF, calibrated on the same queries; it is saved, read back and searched with its
+    nprobe, and finds what exact search finds."""
+    store, embedder = open_store(None), Counting(dim=48)
+    write_many(store, 600, words_each=20)
+    short = functools.partial(hnsw_module.build_hnsw, ladder=(1,), target=0.99)
+    monkeypatch.setattr(vectors_module, "build_hnsw", short)
+    index = open_index(tmp_path / "vectors", embedder, faiss_threshold=100)
+    index.refresh(store, embedder)
+    chosen = index.calibration
+    assert chosen is not None and chosen.structure == "ivf" and chosen.ef_search is not None
+    assert chosen.recall >= 0.99 and chosen.ef_search < chosen.lists
+    assert (
+        chosen.before.startswith("HNSW recall@20 reached") and "below the target" in chosen.before
+    )
+    assert f"IVF nprobe ({chosen.lists} lists) {chosen.ef_search}" in chosen.describe()
+    reopened = open_index(tmp_path / "vectors", embedder, faiss_threshold=100)
+    assert reopened.calibration == chosen and not reopened._data.hnsw.exact
+    exact = open_index(tmp_path / "vectors", embedder)
+    found = []
+    for query in embedder.embed(["oil merger copper", "chip lawsuit rates", "dividend"]):
+        truth = exact.search(query, 20)
+        assert reopened.search(query, 20) == index.search(query, 20)
+        floor = truth[-1][1] - 1e-6
+        found.append(sum(score >= floor for _, score in index.search(query, 20)) / 20)
+    assert float(np.mean(found)) >= 0.9
+
+
 def test_an_hnsw_index_built_before_calibration_is_rebuilt(tmp_path: Path) -> None:
     store, embedder = open_store(None), Counting(dim=48)
     write_many(store, 300)
@@ -269,8 +339,9 @@ def test_an_hnsw_index_built_before_calibration_is_rebuilt(tmp_path: Path) -> No
     old = open_index(tmp_path / "vectors", embedder, faiss_threshold=100)
     assert old.calibration is None
     embedded = len(embedder.texts)
-    old.refresh(store, embedder)  # nothing changed but the graph: rebuilt, nothing re-embedded
-    assert old.calibration is not None and len(embedder.texts) == embedded
+    old.refresh(store, embedder)  # nothing changed but the graph: rebuilt, no passage re-embedded
+    assert old.calibration is not None
+    assert len(embedder.texts) - embedded == old.calibration.queries  # the probes alone
     again = json.loads((tmp_path / "vectors" / "manifest.json").read_text())
     assert (tmp_path / "vectors" / again["data"] / "hnsw.json").exists()
 

@@ -12,10 +12,13 @@ The directory holds a manifest (format, embedder model id, dimension, classes, s
 generation and commit, count) and a data folder: `vectors.npy` (float32, one L2-normalised
 row per node, sorted by IRI), `nodes.json` (IRIs, text hashes) and, from
 `faiss_threshold` nodes on, `hnsw.faiss`, a FAISS HNSW inner-product index over the same
-rows, and `hnsw.json`, the efSearch its build chose for a recall target (see `hnsw`). Search
-is an exact numpy inner product below the threshold (6.7 ms at 100k) and HNSW above it,
-unless no efSearch reached the target there (then exact too); restricted to `among`, it is
-always exact over those rows. Scores are cosines.
+rows (or an IVF index where HNSW cannot reach the recall target), and `hnsw.json`, the
+search breadth its build chose for that target on queries made of the first line of
+held-out passages (`lead`: a headline, a heading), shaped like the headlines and questions
+the jobs search with (see `hnsw`). Search is an exact numpy inner product below the
+threshold (6.7 ms at 100k) and approximate above it, unless neither structure reached the
+target there (then exact too); restricted to `among`, it is always exact over those rows.
+Scores are cosines.
 
 >>> import tempfile
 >>> from pyoxigraph import Literal, NamedNode, Quad
@@ -39,7 +42,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -57,6 +60,8 @@ from finkg.retrieval.index.persist import DEFAULT_CLASSES, Progress, RefreshRepo
 KIND = "finkg-vector-index"
 FORMAT = 1
 FAISS_THRESHOLD = 100_000
+PROBE_WORDS = 12  # an HNSW calibration query: a held-out passage's first line, this long at most
+PROBE = f"the first lines (at most {PROBE_WORDS} words) of held-out passages"
 
 __all__ = ["DEFAULT_CLASSES", "RefreshReport", "VectorIndex"]
 
@@ -131,7 +136,8 @@ class VectorIndex(persist.PersistedIndex):
         """Load the index in `directory`, or create an empty one there.
 
         HNSW searches with the efSearch its build chose for `hnsw.TARGET` recall (see
-        `hnsw`), or with `ef_search` when it is given.
+        `hnsw`), or with `ef_search` when it is given; an IVF index (where HNSW fell short)
+        always with the nprobe its build chose.
 
         An index built with another embedder (model id, dimension), other classes or an
         older format is refused with an InputError naming the field, both values and the fix.
@@ -206,11 +212,17 @@ class VectorIndex(persist.PersistedIndex):
                 progress("embed", len(done), len(todo))
             if checkpoint and since >= checkpoint and len(done) < len(todo):
                 old = (self._manifest["generation"], self._manifest["commit"])
-                self._commit(self._assemble(d.unchanged, done, hashes, index=False), *old)
+                self._commit(self._assemble(d.unchanged, done, hashes), *old)
                 since = 0
-        unindexed = len(hashes) >= self.faiss_threshold and self._data.hnsw is None
+        graph = self._data.hnsw
+        unindexed = len(hashes) >= self.faiss_threshold and (
+            graph is None or graph.calibration.probe != PROBE  # or calibrated otherwise
+        )
         if done or d.removed or unindexed or self._manifest["data"] is None:
-            self._commit(self._assemble(d.unchanged, done, hashes, index=True), generation, commit)
+            data = self._assemble(d.unchanged, done, hashes)
+            if len(data.iris) >= self.faiss_threshold:
+                data.hnsw = self._graph(data, embedder, texts)
+            self._commit(data, generation, commit)
         else:
             self._commit(None, generation, commit)
         seconds = time.perf_counter() - started
@@ -230,8 +242,9 @@ class VectorIndex(persist.PersistedIndex):
         return vectors / np.where(norms == 0, 1, norms)
 
     def _assemble(
-        self, keep: list[str], done: dict[str, np.ndarray], hashes: dict[str, str], *, index: bool
+        self, keep: list[str], done: dict[str, np.ndarray], hashes: dict[str, str]
     ) -> _Data:
+        """The matrix of `keep`'s old rows and `done`'s new ones, sorted by IRI (no graph)."""
         old = self._data
         iris = sorted([*keep, *done])
         matrix = np.empty((len(iris), self.dim), dtype=np.float32)
@@ -242,10 +255,15 @@ class VectorIndex(persist.PersistedIndex):
         for i, iri in enumerate(iris):
             if iri in done:
                 matrix[i] = done[iri]
-        data = _Data(self.dim, iris, [hashes[iri] for iri in iris], matrix)
-        if index and len(iris) >= self.faiss_threshold:
-            data.hnsw = build_hnsw(matrix)
-        return data
+        return _Data(self.dim, iris, [hashes[iri] for iri in iris], matrix)
+
+    def _graph(self, data: _Data, embedder: Embedder, texts: Mapping[str, str]) -> Hnsw:
+        """`data`'s HNSW graph, calibrated on the first lines of its held-out passages."""
+
+        def probe(rows: np.ndarray) -> np.ndarray:
+            return self._embed(embedder, [lead(texts[data.iris[r]]) for r in rows])
+
+        return build_hnsw(data.matrix, probe=probe, probe_name=PROBE)
 
     def _commit(self, data: _Data | None, generation: int | None, commit: str | None) -> None:
         data = data or self._data
@@ -299,3 +317,18 @@ class VectorIndex(persist.PersistedIndex):
     def calibration(self) -> Calibration | None:
         """What the HNSW build measured and chose; None below the threshold."""
         return self._data.hnsw.calibration if self._data.hnsw else None
+
+
+def lead(text: str) -> str:
+    r"""A passage's first non-empty line, cut at `PROBE_WORDS` words: a news item's
+    headline, a filing section's heading; a query shaped like those the jobs send.
+
+    >>> lead("Acme raises guidance\n\nAcme Corp said on Monday that ...")
+    'Acme raises guidance'
+    >>> lead("  \nItem 7. Management's Discussion and Analysis")
+    "Item 7. Management's Discussion and Analysis"
+    >>> lead("one two three four five six seven eight nine ten eleven twelve thirteen\nmore")
+    'one two three four five six seven eight nine ten eleven twelve'
+    """
+    first = next((line for line in text.splitlines() if line.strip()), "")
+    return " ".join(first.split()[:PROBE_WORDS])
