@@ -8,6 +8,7 @@ import gzip
 import json
 import re
 
+import numpy as np
 import pytest
 
 from benchmarks.scale_unit import NEWS_FILE, Unit
@@ -86,3 +87,23 @@ def test_two_replicas_share_no_identifier(unit, tmp_path):
 def test_a_replica_past_the_last_is_refused(unit, tmp_path):
     with pytest.raises(InputError, match="distinct replicas"):
         unit.write(10_000, tmp_path / "too-far")
+
+
+def test_the_recall_benchmark_replicates_texts_and_reports_by_day(unit):
+    """`benchmarks/scale_recall.py` on three replicas of a few passages: the build's
+    calibration is finkg's own (first-line probes), and the CI, by whole days, holds the
+    mean."""
+    from benchmarks.scale_recall import _day_ci, measure
+    from finkg.retrieval.index.vectors import PROBE
+
+    name = unit.names[0]
+    texts = [f"{name} item {i} ZQAW\n\nbody {i} of {name} rates oil" for i in range(60)]
+    heads = [f"{name} item {i}" for i in range(0, 60, 6)]
+    days = ["2020-01-02"] * 5 + ["2020-01-03"] * 5
+    figures = measure(texts, heads, days, unit, 3)
+    assert figures["passages"] == 180 and figures["queries"] == 10 and figures["days"] == 2
+    assert figures["calibration"]["probe"] == PROBE
+    low, high = figures["recall_ci_days"]
+    assert 0 <= low <= figures["recall"] <= high <= 1
+    values = np.array([1.0] * 5 + [0.0] * 5)
+    assert _day_ci(values, days) == (0.0, 1.0)  # two days: all, none or half of them

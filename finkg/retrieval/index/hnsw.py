@@ -19,8 +19,9 @@ When no efSearch on the ladder reaches the target, the graph is dropped and an i
 index (FAISS IVF-Flat, `4·√n` lists, k-means on the rows) is calibrated the same way over
 the same queries, its nprobe on a ladder below the number of lists. Near-copies fall in the
 same list, so probing the lists nearest a query finds all of them where HNSW's graph does
-not: on 637,100 passages of 50 replicas, HNSW reached 0.91 recall@20 on headlines at
-efSearch 2048 and IVF 0.969 at nprobe 128 (`benchmarks/reports/scale.md`). When neither
+not: on 637,100 passages of 50 replicas, HNSW reached 0.901 recall@20 on the build's
+queries at efSearch 2048, IVF 0.958 at nprobe 128 of 3,192 lists, and 0.959 on 1,000 real
+headlines (`benchmarks/reports/scale_recall.md`). When neither
 reaches the target, search stays exact (an inner product over every row: tens of
 milliseconds at 600,000 rows) rather than quietly returning part of the answer. The choice,
 the probe and every recall tried are kept beside the index (`hnsw.json`).

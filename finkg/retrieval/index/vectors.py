@@ -61,7 +61,7 @@ KIND = "finkg-vector-index"
 FORMAT = 1
 FAISS_THRESHOLD = 100_000
 PROBE_WORDS = 12  # an HNSW calibration query: a held-out passage's first line, this long at most
-PROBE = f"the first lines (at most {PROBE_WORDS} words) of held-out passages"
+PROBE = f"first lines of held-out passages (at most {PROBE_WORDS} words)"
 
 __all__ = ["DEFAULT_CLASSES", "RefreshReport", "VectorIndex"]
 

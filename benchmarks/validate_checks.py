@@ -1,0 +1,122 @@
+"""Where `finkg validate` spends its time (issue 43): each compiled shape check's query, timed
+on stores of several sizes, with its slope against the triples.
+
+`validate_store` runs one SPARQL query per check that applies (`shapes/engine.py`) over the
+union default graph. This runs the same queries the same way, one at a time, on each store
+given (for example the 1× and 5× stores `python -m benchmarks.scale --sizes 1,5 --keep`
+leaves), and reports the checks that take the most time at the largest store, with the
+slope of each (time ∝ triples^slope: 1 linear) and the share of the whole.
+
+    python -m benchmarks.validate_checks STORE [STORE ...] [--top 15]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import time
+from pathlib import Path
+
+from benchmarks.harness import report_option
+from finkg import queries
+from finkg.kg.store import open_store
+from finkg.shapes.validate import finkg_checks
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="python -m benchmarks.validate_checks", description=__doc__.split("\n")[0]
+    )
+    report_option(p, "validate_checks.md")
+    p.add_argument("stores", type=Path, nargs="+", help="on-disk stores, smallest first")
+    p.add_argument("--top", type=int, default=15, help="checks listed [15]")
+    return p
+
+
+def measure(path: Path) -> dict:
+    """Each applying check's seconds and rows on the store at `path` (opened read-only)."""
+    checks = finkg_checks()
+    with open_store(path, read_only=True) as store:
+        triples = sum(r.integer("triples") for r in queries.select(store, "graph_counts"))
+        present = {
+            str(row["class"].value)
+            for row in store.select(queries.load("classes_present").text, default_graphs="union")
+        }
+        timed = []
+        for check in checks:
+            if not (check.other_targets or check.classes & present):
+                continue
+            started = time.perf_counter()
+            rows = sum(1 for _ in store.select(check.query, default_graphs="union"))
+            seconds = time.perf_counter() - started
+            timed.append(
+                {
+                    "shape": check.shape,
+                    "path": check.path,
+                    "component": check.component,
+                    "seconds": seconds,
+                    "rows": rows,
+                }
+            )
+            print(f"{seconds:8.2f} s  {check.component:<12} {check.path[-50:]}", flush=True)
+    return {"store": str(path), "triples": triples, "checks": timed}
+
+
+def _key(check: dict) -> str:
+    return f"{check['shape']} {check['path']} {check['component']}"
+
+
+def write(report: Path, runs: list[dict], top: int) -> None:
+    first, last = runs[0], runs[-1]
+    before = {_key(c): c for c in first["checks"]}
+    total = sum(c["seconds"] for c in last["checks"])
+    ratio = last["triples"] / first["triples"]
+    lines = [
+        "# Where `finkg validate` spends its time",
+        "",
+        "`python -m benchmarks.validate_checks "
+        + " ".join(r["store"] for r in runs)
+        + "`: every shape check's query that applies, run alone on the union default graph "
+        "as `validate_store` runs it.",
+        "",
+        "| store | triples | checks | seconds, all checks |",
+        "|---|---|---|---|",
+    ]
+    for r in runs:
+        seconds = sum(c["seconds"] for c in r["checks"])
+        lines.append(f"| {r['store']} | {r['triples']:,} | {len(r['checks'])} | {seconds:.1f} |")
+    lines += [
+        "",
+        f"The {top} slowest at {last['triples']:,} triples (slope against the triples from "
+        f"{first['triples']:,}; 1 is linear):",
+        "",
+        "| check (component, path) | s | share | s at the first store | slope | rows |",
+        "|---|---|---|---|---|---|",
+    ]
+    for c in sorted(last["checks"], key=lambda c: -c["seconds"])[:top]:
+        old = before.get(_key(c))
+        slope = (
+            f"{math.log(c['seconds'] / old['seconds']) / math.log(ratio):.2f}"
+            if old and old["seconds"] > 0 and ratio > 1
+            else "—"
+        )
+        was = f"{old['seconds']:.2f}" if old else "—"
+        lines.append(
+            f"| {c['component']} {c['path'] or '(node)'} | {c['seconds']:.2f} | "
+            f"{c['seconds'] / total:.0%} | {was} | {slope} | {c['rows']:,} |"
+        )
+    report.write_text("\n".join(lines) + "\n")
+    report.with_suffix(".json").write_text(json.dumps(runs, indent=1) + "\n")
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    runs = [measure(path) for path in args.stores]
+    write(args.report, runs, args.top)
+    print(f"wrote {args.report}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
