@@ -80,12 +80,17 @@ def write(report: Path, runs: list[dict], top: int) -> None:
         + "`: every shape check's query that applies, run alone on the union default graph "
         "as `validate_store` runs it.",
         "",
-        "| store | triples | checks | seconds, all checks |",
-        "|---|---|---|---|",
+        "| store | triples | checks | seconds, all checks | slope from the first |",
+        "|---|---|---|---|---|",
     ]
+    first_s = sum(c["seconds"] for c in first["checks"])
     for r in runs:
         seconds = sum(c["seconds"] for c in r["checks"])
-        lines.append(f"| {r['store']} | {r['triples']:,} | {len(r['checks'])} | {seconds:.1f} |")
+        grew = r["triples"] / first["triples"]
+        slope = f"{math.log(seconds / first_s) / math.log(grew):.2f}" if grew > 1 else "—"
+        lines.append(
+            f"| {r['store']} | {r['triples']:,} | {len(r['checks'])} | {seconds:.1f} | {slope} |"
+        )
     lines += [
         "",
         f"The {top} slowest at {last['triples']:,} triples (slope against the triples from "
@@ -106,6 +111,9 @@ def write(report: Path, runs: list[dict], top: int) -> None:
             f"| {c['component']} {c['path'] or '(node)'} | {c['seconds']:.2f} | "
             f"{c['seconds'] / total:.0%} | {was} | {slope} | {c['rows']:,} |"
         )
+    notes = report.with_suffix(".notes.md")
+    if notes.exists():  # what a person wrote about the run: kept when the report is rewritten
+        lines += ["", notes.read_text().rstrip("\n")]
     report.write_text("\n".join(lines) + "\n")
     report.with_suffix(".json").write_text(json.dumps(runs, indent=1) + "\n")
 
