@@ -244,10 +244,8 @@ def _ivf(rows: np.ndarray, lists: int, seed: int) -> Any:
     """An IVF-Flat inner-product index over `rows`, its lists from k-means on a sample."""
     import faiss
 
-    quantizer = faiss.IndexFlatIP(rows.shape[1])
+    quantizer = faiss.IndexFlatIP(rows.shape[1])  # the IVF index holds a reference to it
     index = faiss.IndexIVFFlat(quantizer, rows.shape[1], lists, faiss.METRIC_INNER_PRODUCT)
-    index.own_fields = True  # the index keeps its quantizer alive (a Python reference would not)
-    quantizer.this.disown()
     size = min(len(rows), IVF_TRAIN_PER_LIST * lists)
     picked = np.sort(np.random.default_rng(seed).choice(len(rows), size=size, replace=False))
     index.train(rows[picked])
