@@ -28,6 +28,14 @@ DATA = ROOT.parent / "shared" / "data"  # ../shared/data: the real data's layout
 REPORTS = ROOT / "benchmarks" / "reports"
 
 
+def notes(report: Path) -> list[str]:
+    """What a person wrote about a report's run (`NAME.notes.md` beside it), as lines to end
+    the report with, after a blank one; none where there is no such file. A report that is
+    written again keeps them."""
+    path = Path(report).with_suffix(".notes.md")
+    return ["", path.read_text().rstrip("\n")] if path.exists() else []
+
+
 def data_option(parser: argparse.ArgumentParser, default: Path = DATA) -> None:
     parser.add_argument(
         "--data",

@@ -28,7 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
-from benchmarks.harness import data_option, report_option
+from benchmarks.harness import data_option, notes, report_option
 from benchmarks.scale_indexes import DIM, K, WordHashEmbedder
 from benchmarks.scale_unit import Renamer, Unit
 from finkg.kg.store import open_store
@@ -139,9 +139,7 @@ def write(report: Path, figures: list[dict], args: argparse.Namespace) -> None:
             f"{f['recall']:.3f} [{low:.3f}, {high:.3f}] ({f['queries']} on {f['days']} days) | "
             f"{f['search_p50_ms']:.2f} | {f['exact_p50_ms']:.1f} |"
         )
-    notes = report.with_suffix(".notes.md")
-    if notes.exists():  # what a person wrote about the run: kept when the report is rewritten
-        lines += ["", notes.read_text().rstrip("\n")]
+    lines += notes(report)
     report.write_text("\n".join(lines) + "\n")
     report.with_suffix(".json").write_text(json.dumps(figures, indent=1, default=str) + "\n")
 

@@ -24,6 +24,7 @@ from pathlib import Path
 import numpy as np
 import pyoxigraph as ox
 
+from benchmarks.harness import notes
 from benchmarks.scale_figures import Group, Replica, Size
 from benchmarks.scale_indexes import DIM, IndexFigures
 from finkg.retrieval.index import hnsw
@@ -172,10 +173,7 @@ def markdown(args, sizes, replicas, engines: dict, found: int) -> str:
                 f"| {name} | {e['pool_ms'][0]:.1f} | {e['pool_ms'][1]:.1f} | "
                 f"{e['same']}/{e['anchors']} |"
             )
-    lines += ["", f"Targets: {TARGETS}.", ""]
-    notes = Path(args.report).with_suffix(".notes.md")
-    if notes.exists():  # what a person wrote about the run: kept when the report is rewritten
-        lines += [notes.read_text().rstrip("\n"), ""]
+    lines += ["", f"Targets: {TARGETS}.", *notes(args.report), ""]
     return "\n".join(lines)
 
 

@@ -18,7 +18,7 @@ import math
 import time
 from pathlib import Path
 
-from benchmarks.harness import report_option
+from benchmarks.harness import notes, report_option
 from finkg import queries
 from finkg.kg.store import open_store
 from finkg.shapes.validate import finkg_checks
@@ -111,9 +111,7 @@ def write(report: Path, runs: list[dict], top: int) -> None:
             f"| {c['component']} {c['path'] or '(node)'} | {c['seconds']:.2f} | "
             f"{c['seconds'] / total:.0%} | {was} | {slope} | {c['rows']:,} |"
         )
-    notes = report.with_suffix(".notes.md")
-    if notes.exists():  # what a person wrote about the run: kept when the report is rewritten
-        lines += ["", notes.read_text().rstrip("\n")]
+    lines += notes(report)
     report.write_text("\n".join(lines) + "\n")
     report.with_suffix(".json").write_text(json.dumps(runs, indent=1) + "\n")
 
