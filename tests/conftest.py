@@ -20,6 +20,7 @@ import pytest
 from finkg.config import Settings
 from finkg.kg.store import BaseStore, open_store
 from tests.backends import BACKENDS, open_backend
+from tests.readers import SMALL_READER
 
 DATA = Path(__file__).parent / "data"
 SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
@@ -43,3 +44,18 @@ def disk_store(tmp_path: Path, settings: Settings) -> Iterator[BaseStore]:
     s = open_store(tmp_path / "store", settings=settings)
     yield s
     s.close()
+
+
+@pytest.fixture(scope="session")
+def small_reader(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The plumbing tests' model file (`tests.readers.SMALL_READER`), assembled and verified
+    once per session; the tests skip, saying why, where llama-cpp-python or the packaged
+    weights are missing."""
+    pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed (make test does)")
+    from finkg.reader.llm import ReaderError
+    from finkg.reader.transport.models import assemble
+
+    try:
+        return assemble(SMALL_READER, tmp_path_factory.mktemp("readers"))
+    except ReaderError as e:
+        pytest.skip(str(e))

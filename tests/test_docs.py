@@ -38,6 +38,7 @@ from click.testing import CliRunner
 from finkg.cli import cli
 from finkg.cli.reference import commands, page
 from tests.cdp import Browser, chromium
+from tests.readers import SMALL_READER
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
@@ -223,15 +224,16 @@ def test_the_python_examples_run_on_a_demo_store(
 def test_the_documented_reader_commands_run_on_a_demo_store(
     demo_store: dict[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """ask, forecast and recommend with a small packaged reader (SmolLM2-135M, set through
-    FINKG_READER: the default 1.5B reader takes minutes per command on 2 cores; the
-    recommend test in test_recommend_window.py runs the default one) and the hash embedder;
+    """ask, forecast and recommend with a small packaged reader (SmolLM2-135M at Q4_0,
+    `tests.readers.SMALL_READER`, set through FINKG_READER: the default 1.5B reader takes
+    minutes per command on 2 cores; the recommend test in test_recommend_window.py runs the
+    default one) and the hash embedder;
     the servers page's commands against finkg's stub server in place of its GPU host."""
     pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed (make test does)")
     from finkg.reader.transport.stub import StubServer
 
     monkeypatch.chdir(tmp_path)
-    env = {**demo_store, "FINKG_READER": "smollm2-135m", "FINKG_EMBEDDER": "hash"}
+    env = {**demo_store, "FINKG_READER": SMALL_READER, "FINKG_EMBEDDER": "hash"}
     seen: set[str] = set()
     done: set[tuple[str, ...]] = set()
     for block in RUN:

@@ -27,6 +27,7 @@ from finkg.tasks.impact.anchors import anchors
 from finkg.tasks.impact.job import backtest_job, feedback_job, memory_of, run_job
 from finkg.tasks.impact.predict import ImpactConfig
 from finkg.tasks.span import Span
+from tests.readers import SMALL_READER
 from tests.worlds import analyst, build, load
 
 NY = ZoneInfo("America/New_York")
@@ -140,7 +141,7 @@ def _cli(root: Path, settings: Settings, *args: str):
         "FINKG_HOME": str(settings.home),
         "FINKG_EMBEDDER": "hash",
         "FINKG_THREADS": "2",
-        "FINKG_READER": "smollm2-135m",
+        "FINKG_READER": SMALL_READER,
     }
     return CliRunner().invoke(cli, [*args, "--store", str(root / "store")], env=env)
 

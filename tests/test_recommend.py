@@ -28,11 +28,12 @@ from finkg.evaluation import hits
 from finkg.kg.ingest import IngestOptions, ingest, loader
 from finkg.kg.store import BaseStore, open_store
 from finkg.ontology.terms import FKG
-from finkg.reader.llm import ReaderError, ScriptedLLM
+from finkg.reader.llm import ScriptedLLM
 from finkg.shapes.validate import validate_store
 from finkg.tasks.recommend import pipeline as R
 from finkg.tasks.recommend.stages import subgraph
 from finkg.tasks.recommend.window import count_tokens
+from tests.readers import SMALL_READER
 
 ATHENS = ZoneInfo("Europe/Athens")
 AS_OF = dt.datetime(2019, 8, 1, tzinfo=ATHENS)
@@ -374,17 +375,11 @@ def test_outcomes_count_the_customers_buys_and_the_assets_returns(
 
 @pytest.mark.model
 def test_a_packaged_reader_recommends_within_the_contract_or_writes_nothing(
-    world: tuple[Path, list[str]], tmp_path_factory: pytest.TempPathFactory
+    world: tuple[Path, list[str]], small_reader: Path
 ) -> None:
-    pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed (make test does)")
     from finkg.reader.transport.llamacpp import LlamaCpp
-    from finkg.reader.transport.models import assemble
 
-    try:
-        path = assemble("smollm2-135m", tmp_path_factory.mktemp("cache"))
-    except ReaderError as e:
-        pytest.skip(str(e))
-    llm = LlamaCpp(path, model_id="smollm2-135m", n_ctx=4096, threads=2)
+    llm = LlamaCpp(small_reader, model_id=SMALL_READER, n_ctx=4096, threads=2)
     files, users = world
     store = _load(files)
     config = R.RecommendConfig(transactions=3, summaries=2, max_tokens=250)

@@ -21,6 +21,9 @@ quantizer, and pinned by SHA-256 in the same way:
   multiplies without the repacked CPU kernels it has for Q4_0; the Q4_0 copy evaluates
   prompts about 1.6 times and replies about 1.4 times as fast on an AVX2 CPU, at the cost of
   coarser weights (a different model: its replies differ, and reports name it).
+- smollm2-135m-q4_0: SmolLM2-135M requantized to Q4_0 in the same way, 92 MB: a prompt
+  evaluates about 1.7 times as fast as the packaged Q4_1 (3,000 tokens: 3.4 s against
+  5.95 s on 2 cores), a reply about 1.3 times; for the plumbing tests.
 """
 
 from __future__ import annotations
@@ -106,6 +109,14 @@ MODELS: dict[str, PackagedModel | RequantizedModel] = {
             ftype="Q4_0",
             sha256="564996f7f21038c04b9e3e54e1e0324622780cfe0bc8508fe5ef938cb0052a37",
             size=428_730_240,
+        ),
+        RequantizedModel(
+            "smollm2-135m-q4_0",
+            "SmolLM2-135M-Instruct requantized to Q4_0",
+            base="smollm2-135m",
+            ftype="Q4_0",
+            sha256="aa4256f3b46eb4add75ece1c0eeac1c6e4f1ec0c93e6fbe64fe1770f4ad09ae8",
+            size=91_726_912,
         ),
     )
 }
