@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 
 from finkg.errors import InputError
+from finkg.reader.adapt import gguf_load
 
 ATTENTION = ("q_proj", "k_proj", "v_proj", "o_proj")
 Metric = Callable[[np.ndarray, np.ndarray], float]
@@ -169,7 +170,6 @@ def train(
     to `out_dir/peft` and the base model's config to `out_dir/base`."""
     import torch
     from peft import LoraConfig, get_peft_model
-    from transformers import AutoModelForCausalLM
     from transformers.utils import logging as hf_logging
 
     if not items:
@@ -183,9 +183,7 @@ def train(
     hf_logging.set_verbosity_error()
     hf_logging.disable_progress_bar()
     # typed loosely: the model changes type as PEFT wraps it
-    model: Any = AutoModelForCausalLM.from_pretrained(
-        str(base.parent), gguf_file=base.name, dtype=torch.float32
-    )
+    model: Any = gguf_load.load(base, torch.float32)
     model.to(device)
     model = get_peft_model(
         model,
