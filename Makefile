@@ -7,7 +7,9 @@
 #               store suite and query library on Virtuoso 7 too (started the same way;
 #               installed with apt-get when missing and run as root, else those tests skip);
 #               the SPARQL page and a documentation page are checked in headless Chromium
-#               (installed the same way); the documentation is built with --strict
+#               (installed the same way); the documentation is built with --strict; the
+#               tests that load a model run alone, then the rest on two workers
+#               (scripts/run_tests.py)
 
 SHELL       := /bin/bash
 .SHELLFLAGS := -o pipefail -ec
@@ -56,7 +58,7 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	@scripts/system-packages virtuoso-opensource-7-bin chromium
-	scripts/with-virtuoso-server scripts/with-oxigraph-server $(BIN)/python -m pytest
+	scripts/with-virtuoso-server scripts/with-oxigraph-server $(BIN)/python scripts/run_tests.py
 
 # the documentation site, offline, into site/: the CLI reference is written from the click
 # commands first (tests/test_docs.py fails when the committed one is stale)

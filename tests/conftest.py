@@ -8,10 +8,15 @@ The store suite and the query library also run on a second engine, Virtuoso 7
 (`ENGINES`: FINKG_TEST_VIRTUOSO and FINKG_TEST_VIRTUOSO_GSP, started by
 `scripts/with-virtuoso-server`); those cases skip with the script's reason when it could not
 start one.
+
+`make test` runs the tests that load a model alone (their readers use both cores), then the
+rest on two pytest-xdist workers (`-n 2 --dist loadfile`), scheduled by `tests.scheduling`:
+a file is one unit of work, and the files with cases on the run's servers are one unit.
 """
 
 from __future__ import annotations
 
+import importlib.util
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -24,6 +29,10 @@ from tests.readers import SMALL_READER
 
 DATA = Path(__file__).parent / "data"
 SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+
+
+if importlib.util.find_spec("xdist") is not None:  # a hook pytest finds here: --dist loadfile
+    from tests.scheduling import pytest_xdist_make_scheduler  # noqa: F401
 
 
 @pytest.fixture
