@@ -7,9 +7,8 @@
 #               store suite and query library on Virtuoso 7 too (started the same way;
 #               installed with apt-get when missing and run as root, else those tests skip);
 #               the SPARQL page and a documentation page are checked in headless Chromium
-#               (installed the same way); the documentation is built with --strict; the
-#               tests that load a model run alone, then the rest on two workers
-#               (scripts/run_tests.py)
+#               (installed the same way); the documentation is built with --strict; two
+#               pytest-xdist workers, one thread of model work each (scripts/run_tests.py)
 
 SHELL       := /bin/bash
 .SHELLFLAGS := -o pipefail -ec

@@ -1,47 +1,34 @@
-"""`make test`'s suite in two phases, so that it uses both cores without starving a reader.
+"""`make test`'s suite on both cores: two pytest-xdist workers, one thread of model work each.
 
-1. The tests that load a model (`-m model`) run alone, in this process's Python: their
-   llama.cpp and torch workers use every core, and beside a second busy process a read
-   takes about twice as long (benchmarks/reports/sharing.md).
-2. Everything else runs on two pytest-xdist workers (`-n 2 --dist loadfile`): a test file
-   stays on one worker, and the files with cases on the run's one Oxigraph and Virtuoso
-   servers are one unit of work (tests/scheduling.py).
+`pytest -n 2 --dist loadfile`: a test file stays on one worker (its module fixtures are built
+once), and the files with cases on the run's one Oxigraph and Virtuoso servers are one unit
+of work (tests/scheduling.py). Each worker does its model work on one thread
+(`FINKG_THREADS=1`, which the tests' readers, trainings and embedders take through
+`tests.readers.THREADS`; OpenMP, OpenBLAS and MKL likewise): two workers that each spread
+over both cores starve each other (the suite's second half took 395 s so, 312 s with one
+thread each), and a reader on one thread keeps its speed beside a busy neighbour
+(benchmarks/reports/sharing.md: 0.60x of two idle threads alone, 0.63x beside a busy loop).
+A variable already set in the environment is kept.
 
-Arguments after the script's name go to both pytest runs. The exit status is the first
-failing phase's (pytest's own codes), 0 when both pass; a phase that selects no test (5)
-counts as passed.
+Arguments after the script's name go to pytest; the exit status is pytest's.
 
     scripts/with-oxigraph-server .venv/bin/python scripts/run_tests.py [PYTEST ARGS]
 """
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
-import time
 
-NO_TESTS = 5  # pytest's exit status when no test was selected
-
-PHASES = (
-    ("the tests that load a model, alone", ["-m", "model and not bench"]),
-    (
-        "the rest, on two workers",
-        ["-m", "not model and not bench", "-n", "2", "--dist", "loadfile"],
-    ),
-)
+WORKERS = 2
+ONE_THREAD = ("FINKG_THREADS", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
 
 
 def main(args: list[str]) -> int:
-    status = 0
-    for i, (what, options) in enumerate(PHASES, 1):
-        print(f"finkg tests, phase {i} of {len(PHASES)}: {what}", flush=True)
-        started = time.monotonic()
-        code = subprocess.call([sys.executable, "-m", "pytest", *options, *args])
-        minutes = (time.monotonic() - started) / 60
-        print(f"finkg tests, phase {i}: exit {code} after {minutes:.1f} min", flush=True)
-        if code not in (0, NO_TESTS) and status == 0:
-            status = code
-    return status
+    env = {name: "1" for name in ONE_THREAD} | dict(os.environ)
+    command = [sys.executable, "-m", "pytest", "-n", str(WORKERS), "--dist", "loadfile", *args]
+    return subprocess.call(command, env=env)
 
 
 if __name__ == "__main__":

@@ -9,9 +9,9 @@ The store suite and the query library also run on a second engine, Virtuoso 7
 `scripts/with-virtuoso-server`); those cases skip with the script's reason when it could not
 start one.
 
-`make test` runs the tests that load a model alone (their readers use both cores), then the
-rest on two pytest-xdist workers (`-n 2 --dist loadfile`), scheduled by `tests.scheduling`:
-a file is one unit of work, and the files with cases on the run's servers are one unit.
+`make test` runs the suite on two pytest-xdist workers (`scripts/run_tests.py`: `-n 2 --dist
+loadfile`, one thread of model work each), scheduled by `tests.scheduling`: a file is one
+unit of work, and the files with cases on the run's servers are one unit.
 """
 
 from __future__ import annotations

@@ -8,4 +8,10 @@ CPU kernels, which the packaged Q4_1 file's do not: a 3,000-token prompt evaluat
 file, whose hash their manifests name.
 """
 
+import os
+
 SMALL_READER = "smollm2-135m-q4_0"
+
+# the threads a test's model work uses (readers, trainings, embedders): FINKG_THREADS where
+# it is set (`make test` sets 1 on each of its two workers), else 2
+THREADS = int(os.environ.get("FINKG_THREADS") or 2)

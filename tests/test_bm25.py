@@ -8,6 +8,7 @@ import pytest
 
 from finkg.retrieval.index.bm25 import bm25_scores, tokenize
 from finkg.retrieval.index.embed import HashEmbedder
+from tests.readers import THREADS
 
 DOCS = [
     "Apple raises full-year guidance after record services revenue",
@@ -70,7 +71,7 @@ def test_packaged_minilm_loads_offline_and_ranks_paraphrases_first() -> None:
     from finkg.retrieval.index.embed import MiniLM, packaged_model_dir
 
     assert (packaged_model_dir() / "model.safetensors").is_file()
-    e = MiniLM(threads=2)
+    e = MiniLM(threads=THREADS)
     q, para, other = e.embed(
         ["Apple raises its outlook", "Apple lifts full-year guidance", "Oil prices fall"]
     )

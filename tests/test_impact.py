@@ -27,7 +27,7 @@ from finkg.tasks.impact.anchors import anchors
 from finkg.tasks.impact.job import backtest_job, feedback_job, memory_of, run_job
 from finkg.tasks.impact.predict import ImpactConfig
 from finkg.tasks.span import Span
-from tests.readers import SMALL_READER
+from tests.readers import SMALL_READER, THREADS
 from tests.worlds import analyst, build, load
 
 NY = ZoneInfo("America/New_York")
@@ -49,7 +49,7 @@ CONFIG = ImpactConfig(proxy="ZQMX")
 def world(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Settings]:
     root = tmp_path_factory.mktemp("impact")
     files = build(root / "files", SPEC)
-    settings = Settings(home=root / "home", embedder="hash", threads=2)
+    settings = Settings(home=root / "home", embedder="hash", threads=THREADS)
     store = open_store(root / "store", settings=settings)
     load(files, store)
     store.close()
@@ -140,7 +140,7 @@ def _cli(root: Path, settings: Settings, *args: str):
     env = {
         "FINKG_HOME": str(settings.home),
         "FINKG_EMBEDDER": "hash",
-        "FINKG_THREADS": "2",
+        "FINKG_THREADS": str(THREADS),
         "FINKG_READER": SMALL_READER,
     }
     return CliRunner().invoke(cli, [*args, "--store", str(root / "store")], env=env)

@@ -31,6 +31,7 @@ from finkg.tasks.impact.predict import ImpactConfig
 from finkg.tasks.impact.prequential import decision_sessions
 from finkg.tasks.impact.scoring import CLASSES
 from finkg.tasks.span import Span
+from tests.readers import THREADS
 from tests.test_impact_scored import PROXY, SPEC, TEST, VALIDATION, _at, biased_scores
 from tests.test_remote_reader import TEMPLATE
 from tests.worlds import build, load
@@ -87,7 +88,7 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def _run(root: Path, name: str, llm, *, head: str = "prior"):  # type: ignore[no-untyped-def]
     """Both variants over the short span, on a copy of the world's store with a reply cache
     of its own; the run's summaries and what it wrote."""
-    settings = Settings(home=root / f"home-{name}", embedder="hash", threads=2)
+    settings = Settings(home=root / f"home-{name}", embedder="hash", threads=THREADS)
     shutil.copytree(root / "store", root / name)
     config = ImpactConfig(proxy=PROXY, head=head)
     with open_store(root / name, settings=settings) as store:
@@ -169,7 +170,7 @@ def test_through_the_endpoint_reader_too(world: Path) -> None:
 
 
 def test_a_request_failing_for_good_stops_the_run_with_its_run_named(world: Path) -> None:
-    settings = Settings(home=world / "home-fail", embedder="hash", threads=2)
+    settings = Settings(home=world / "home-fail", embedder="hash", threads=THREADS)
     shutil.copytree(world / "store", world / "fail")
     config = ImpactConfig(proxy=PROXY, head="prior")
     # 200 requests answer, then every one fails: a read runs out of retries mid-run

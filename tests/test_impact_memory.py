@@ -25,6 +25,7 @@ from finkg.ontology.terms import FKG
 from finkg.retrieval.memory.source import memory_counts
 from finkg.tasks.impact.demo import CONFIG, MIN_SESSIONS, demo_impact, impact_world, spans
 from finkg.tasks.impact.job import memory_of
+from tests.readers import THREADS
 from tests.worlds import build, load
 
 # `finkg demo --impact`'s world (4 tickers, many reported outlook 8-Ks, each with chatter
@@ -38,7 +39,7 @@ def results(tmp_path_factory: pytest.TempPathFactory):
     """`finkg demo --impact`'s job (`demo_impact`) on this world, and the memories after it."""
     root = tmp_path_factory.mktemp("impact-memory")
     files = build(root / "files", SPEC)
-    settings = Settings(home=root / "home", embedder="hash", threads=2)
+    settings = Settings(home=root / "home", embedder="hash", threads=THREADS)
     with open_store(root / "store", settings=settings) as store:
         load(files, store)
         found = demo_impact(store, settings, SPEC, root / "out")

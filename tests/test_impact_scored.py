@@ -36,6 +36,7 @@ from finkg.tasks.impact.scoring import (
     fit_citation,
 )
 from finkg.tasks.span import Span
+from tests.readers import THREADS
 from tests.worlds import build, load
 
 NY = ZoneInfo("America/New_York")
@@ -76,7 +77,7 @@ def biased() -> ScriptedLLM:
 def world(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Settings]:
     root = tmp_path_factory.mktemp("scored")
     files = build(root / "files", SPEC)
-    settings = Settings(home=root / "home", embedder="hash", threads=2)
+    settings = Settings(home=root / "home", embedder="hash", threads=THREADS)
     store = open_store(root / "store", settings=settings)
     load(files, store)
     store.close()

@@ -24,6 +24,7 @@ from finkg.reader.llm import ScriptedLLM
 from finkg.retrieval.index.indexes import open_indexes
 from finkg.tasks.impact.anchors import anchors
 from finkg.tasks.impact.predict import ImpactConfig, predict
+from tests.readers import THREADS
 from tests.worlds import build, load
 
 NY = ZoneInfo("America/New_York")
@@ -83,7 +84,7 @@ HOSTILE: dict[str, list[str]] = {
 def world(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Settings, Path]:
     root = tmp_path_factory.mktemp("injection")
     files = build(root / "files", SPEC)
-    settings = Settings(home=root / "home", embedder="hash", threads=2)
+    settings = Settings(home=root / "home", embedder="hash", threads=THREADS)
     with open_store(root / "store", settings=settings) as store:
         load(files, store)
     return root, settings, files

@@ -41,6 +41,7 @@ from finkg.tasks.movement.forecast import (
     predict,
     query_features,
 )
+from tests.readers import THREADS
 
 TICKERS = ("AAA", "BBB", "CCC")
 START = dt.date(2019, 1, 2)
@@ -364,7 +365,7 @@ def test_a_packaged_reader_scores_both_labels(full: BaseStore, tmp_path: Path) -
         path = assemble("smollm2-135m", tmp_path)
     except ReaderError as e:
         pytest.skip(str(e))
-    llm = LlamaCpp(path, model_id="smollm2-135m", n_ctx=2048, threads=2)
+    llm = LlamaCpp(path, model_id="smollm2-135m", n_ctx=2048, threads=THREADS)
     dtw = open_retriever("dtw")
     one = MovementConfig(k=1, sample=1.0)
     f = forecast(full, ticker="CCC", day=DAY, llm=llm, retriever=dtw, config=one)

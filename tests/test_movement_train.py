@@ -27,6 +27,7 @@ from finkg.tasks.movement.train import (
     store_tickers,
     train_retriever,
 )
+from tests.readers import THREADS
 from tests.test_movement import DAY, SESSIONS, TICKERS, filled, market
 
 
@@ -85,7 +86,7 @@ def test_bad_training_options_are_input_errors() -> None:
 
 @pytest.mark.model
 def test_training_moves_the_retriever_towards_the_reader(store: BaseStore, tmp_path: Path) -> None:
-    settings = Settings(home=tmp_path / "home", threads=2)
+    settings = Settings(home=tmp_path / "home", threads=THREADS)
     config = TrainConfig(
         queries=2,
         valid_queries=1,

@@ -26,6 +26,7 @@ from finkg.reader.transport.models import (
     _requantize,
     assemble,
 )
+from tests.readers import THREADS
 
 pytestmark = pytest.mark.model
 
@@ -59,7 +60,7 @@ def _check(prediction: ImpactPrediction) -> None:
 def test_local_reader_writes_a_schema_valid_prediction_citing_given_ids(smollm: Path) -> None:
     from finkg.reader.transport.llamacpp import LlamaCpp
 
-    llm = LlamaCpp(smollm, model_id="smollm2-135m", n_ctx=2048, threads=2)
+    llm = LlamaCpp(smollm, model_id="smollm2-135m", n_ctx=2048, threads=THREADS)
     result = read(llm, prompt("impact"), VALUES, ImpactPrediction, allowed_ids=IDS, max_tokens=768)
     assert result.json_valid, result.error
     assert result.invalid_citations == []  # the grammar cannot spell an id it was not given
@@ -83,7 +84,7 @@ def test_the_same_prompt_gets_the_same_reply_on_a_fresh_and_a_warm_model(smollm:
     from finkg.reader.transport.llamacpp import LlamaCpp
 
     messages = prompt("impact").render(VALUES)
-    fresh = LlamaCpp(smollm, model_id="smollm2-135m", n_ctx=2048, threads=2)
+    fresh = LlamaCpp(smollm, model_id="smollm2-135m", n_ctx=2048, threads=THREADS)
     first = fresh.generate(messages, ImpactPrediction.model_json_schema(), max_tokens=200)
     again = fresh.generate(messages, ImpactPrediction.model_json_schema(), max_tokens=200)
     assert again.text == first.text
@@ -101,9 +102,9 @@ def test_a_reused_prefix_gives_bit_identical_scores(smollm: Path) -> None:
 
     messages = prompt("impact").render(VALUES)
     other = prompt("impact").render({**VALUES, "headline": "Acme cuts its outlook"})
-    fresh = LlamaCpp(smollm, model_id="smollm2-135m", n_ctx=2048, threads=2, block=8)
+    fresh = LlamaCpp(smollm, model_id="smollm2-135m", n_ctx=2048, threads=THREADS, block=8)
     expected = fresh.score(messages, ["+1", "-1", "0"])
-    warm = LlamaCpp(smollm, model_id="smollm2-135m", n_ctx=2048, threads=2, block=8)
+    warm = LlamaCpp(smollm, model_id="smollm2-135m", n_ctx=2048, threads=THREADS, block=8)
     warm.score(other, ["yes"])
     assert warm.reused_tokens == 0
     assert warm.score(messages, ["+1", "-1", "0"]) == expected  # exact, not approximate
@@ -112,7 +113,7 @@ def test_a_reused_prefix_gives_bit_identical_scores(smollm: Path) -> None:
     schema = ImpactPrediction.model_json_schema()
     warm.generate(other, schema, max_tokens=40)
     reply = warm.generate(messages, schema, max_tokens=120).text
-    cold = LlamaCpp(smollm, model_id="smollm2-135m", n_ctx=2048, threads=2, block=8)
+    cold = LlamaCpp(smollm, model_id="smollm2-135m", n_ctx=2048, threads=THREADS, block=8)
     assert cold.generate(messages, schema, max_tokens=120).text == reply
 
 
@@ -124,8 +125,8 @@ def test_greedy_decoding_under_the_grammar_replies_as_llama_cpp_python_does(smol
 
     from finkg.reader.transport.llamacpp import LlamaCpp, grammar_text
 
-    ours = LlamaCpp(smollm, model_id="smollm2-135m", n_ctx=2048, threads=2)
-    other = LlamaCpp(smollm, model_id="smollm2-135m", n_ctx=2048, threads=2)
+    ours = LlamaCpp(smollm, model_id="smollm2-135m", n_ctx=2048, threads=THREADS)
+    other = LlamaCpp(smollm, model_id="smollm2-135m", n_ctx=2048, threads=THREADS)
     theirs = other.llm  # `other` holds the model open
     schema = ImpactPrediction.model_json_schema()
     grammar = LlamaGrammar.from_string(
@@ -276,19 +277,20 @@ def test_every_packaged_model_is_pinned() -> None:
 
 
 def test_a_requantized_model_is_written_verified_and_then_reused(tmp_path: Path) -> None:
+    """SmolLM2 at Q4_0, the smallest requantized model (the 0.5B one is derived alike)."""
     pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed (make test does)")
     try:
-        path = assemble("qwen2.5-coder-0.5b-q4_0", tmp_path)
+        path = assemble("smollm2-135m-q4_0", tmp_path)
     except ReaderError as e:
         pytest.skip(str(e))
-    m = MODELS["qwen2.5-coder-0.5b-q4_0"]
+    m = MODELS["smollm2-135m-q4_0"]
     assert path.stat().st_size == m.size and path.read_bytes()[:4] == b"GGUF"
     written = path.stat().st_mtime_ns
-    assert assemble("qwen2.5-coder-0.5b-q4_0", tmp_path) == path
+    assert assemble("smollm2-135m-q4_0", tmp_path) == path
     assert path.stat().st_mtime_ns == written  # verified and kept, not written again
     assert sorted(p.name for p in path.parent.iterdir()) == [
-        "qwen2.5-coder-0.5b-q4_0.gguf",
-        "qwen2.5-coder-0.5b.gguf",
+        "smollm2-135m-q4_0.gguf",
+        "smollm2-135m.gguf",
     ]
 
 
@@ -321,7 +323,7 @@ def test_a_read_with_no_evidence_still_follows_the_schema(smollm: Path) -> None:
     from finkg.reader.schemas import ImpactCompact
     from finkg.reader.transport.llamacpp import LlamaCpp
 
-    llm = LlamaCpp(smollm, model_id="smollm2-135m", n_ctx=2048, threads=2)
+    llm = LlamaCpp(smollm, model_id="smollm2-135m", n_ctx=2048, threads=THREADS)
     values = {**VALUES, "evidence": "(no eligible evidence)"}
     result = read(llm, prompt("impact_compact"), values, ImpactCompact, allowed_ids=set())
     assert result.json_valid and result.attempts == 1, result.error
@@ -368,7 +370,7 @@ def test_the_installed_llama_cpp_has_no_amx_kernels(smollm: Path) -> None:
 def test_an_option_is_scored_as_the_whole_reply_with_its_end_of_turn(smollm: Path) -> None:
     from finkg.reader.transport.llamacpp import LlamaCpp
 
-    llm = LlamaCpp(smollm, model_id="smollm2-135m", n_ctx=2048, threads=2)
+    llm = LlamaCpp(smollm, model_id="smollm2-135m", n_ctx=2048, threads=THREADS)
     messages = prompt("relevance").render({"query": "revenue", "chunk": "Revenue up"})
     whole = llm.score(messages, ["yes", "no", "yes, it is"])
     start = llm.score(messages, ["yes", "no", "yes, it is"], end=False)
@@ -422,7 +424,7 @@ def test_a_scored_impact_decision_reads_once_and_is_then_cached(
     from finkg.reader.transport.llamacpp import LlamaCpp
     from finkg.tasks.impact.scoring import CLASSES, NONE, cited_ids, score_anchor
 
-    llm = LlamaCpp(smollm, model_id="smollm2-135m", n_ctx=2048, threads=2)
+    llm = LlamaCpp(smollm, model_id="smollm2-135m", n_ctx=2048, threads=THREADS)
     cache = OutputCache(tmp_path / "replies.sqlite")
     first = score_anchor(
         llm, VALUES, ids=sorted(IDS), horizons=(1, 3, 5), features=(), heads={}, cache=cache
@@ -454,7 +456,7 @@ def test_prompts_sharing_an_opening_score_in_one_batch_as_they_do_one_by_one(
     same numbers on every call, whatever the context held before."""
     from finkg.reader.transport.llamacpp import LlamaCpp
 
-    llm = LlamaCpp(smollm, model_id="smollm2-135m", n_ctx=2048, threads=2)
+    llm = LlamaCpp(smollm, model_id="smollm2-135m", n_ctx=2048, threads=THREADS)
     base = prompt("impact").render(VALUES)
     requests = [
         ([base[0], {"role": "user", "content": base[1]["content"] + f"\nHorizon {h}?"}],

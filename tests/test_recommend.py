@@ -33,7 +33,7 @@ from finkg.shapes.validate import validate_store
 from finkg.tasks.recommend import pipeline as R
 from finkg.tasks.recommend.stages import subgraph
 from finkg.tasks.recommend.window import count_tokens
-from tests.readers import SMALL_READER
+from tests.readers import SMALL_READER, THREADS
 
 ATHENS = ZoneInfo("Europe/Athens")
 AS_OF = dt.datetime(2019, 8, 1, tzinfo=ATHENS)
@@ -379,7 +379,7 @@ def test_a_packaged_reader_recommends_within_the_contract_or_writes_nothing(
 ) -> None:
     from finkg.reader.transport.llamacpp import LlamaCpp
 
-    llm = LlamaCpp(small_reader, model_id=SMALL_READER, n_ctx=4096, threads=2)
+    llm = LlamaCpp(small_reader, model_id=SMALL_READER, n_ctx=4096, threads=THREADS)
     files, users = world
     store = _load(files)
     config = R.RecommendConfig(transactions=3, summaries=2, max_tokens=250)

@@ -17,6 +17,7 @@ from finkg.kg.store import BaseStore
 from finkg.ontology.terms import FKG, PROV, RDF
 from finkg.reader.llm import ScriptedLLM
 from finkg.retrieval.rank.rerank import LLMReranker, bundle, rerank
+from tests.readers import THREADS
 
 DOC = NamedNode("https://e.org/doc/1")
 SOURCE = "Revenue rose 12%. Margins widened. Guidance raised. Weather was mild. Net cash grew."
@@ -131,7 +132,7 @@ def test_a_packaged_model_orders_passages_by_relevance(tmp_path: Path) -> None:
         path = assemble("qwen2.5-coder-0.5b", tmp_path)
     except ReaderError as e:
         pytest.skip(str(e))
-    r = LLMReranker(LlamaCpp(path, model_id="qwen2.5-coder-0.5b", n_ctx=2048, threads=2))
+    r = LLMReranker(LlamaCpp(path, model_id="qwen2.5-coder-0.5b", n_ctx=2048, threads=THREADS))
     # What the model does on every build measured (AVX2 and AVX-512, benchmarks/reports/
     # reader_cpu.md): it puts the answering passage first by 0.12-0.13 here, while the two
     # others trade places between builds (0.48 / 0.43 and 0.45 / 0.45), so only the margin of

@@ -17,6 +17,7 @@ from finkg.retrieval.rank import cross_encoder as ce
 from finkg.retrieval.rank.trained import weights_digest, write_manifest
 from finkg.tasks.qa import rerank_company, rerank_data
 from finkg.tasks.qa.rerank_train import RerankConfig, ranking_metrics
+from tests.readers import THREADS
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "qa"
 
@@ -55,7 +56,7 @@ def _manifest(folder: Path, **extra: object) -> None:
 @pytest.fixture(scope="module")
 def trained(tmp_path_factory: pytest.TempPathFactory) -> Path:
     folder = tmp_path_factory.mktemp("reranker")
-    ce.train(GROUPS, folder, negatives=3, epochs=4, lr=2e-4, max_length=48, seed=0, threads=2)
+    ce.train(GROUPS, folder, negatives=3, epochs=4, lr=2e-4, max_length=48, seed=0, threads=THREADS)
     _manifest(folder)
     return folder
 
@@ -64,8 +65,8 @@ def trained(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_training_puts_each_positive_above_its_hard_negatives(trained: Path) -> None:
     from finkg.retrieval.index.embed import packaged_model_dir
 
-    before = ce._net(packaged_model_dir(), threads=2)
-    after = ce.CrossEncoder(trained, threads=2)
+    before = ce._net(packaged_model_dir(), threads=THREADS)
+    after = ce.CrossEncoder(trained, threads=THREADS)
     for g in GROUPS:
         texts = [*g.positives, *g.negatives]
         untrained = ce.pair_scores(*before, g.query, texts)
@@ -78,7 +79,7 @@ def test_training_puts_each_positive_above_its_hard_negatives(trained: Path) -> 
 def test_scores_are_deterministic_and_do_not_depend_on_the_company_they_keep(
     trained: Path,
 ) -> None:
-    m = ce.CrossEncoder(trained, threads=2)
+    m = ce.CrossEncoder(trained, threads=THREADS)
     q, texts = GROUPS[0].query, [*GROUPS[0].positives, *GROUPS[0].negatives]
     a, b = m.scores(q, texts), m.scores(q, texts)
     assert np.array_equal(a, b)

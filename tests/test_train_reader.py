@@ -28,11 +28,20 @@ from finkg.retrieval.pools import PoolSpec
 from finkg.tasks.impact.predict import ImpactConfig
 from finkg.tasks.impact.training import examples, train_impact_reader
 from finkg.tasks.span import Span
+from tests.readers import THREADS
 from tests.worlds import build, load
 
-pytest.importorskip("llama_cpp")
-pytest.importorskip("peft")
 pytestmark = pytest.mark.model  # SmolLM2-135M, trained and read
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _trainer_installed() -> None:
+    """Skip, saying why, without llama-cpp-python or PEFT: checked when the tests run, not
+    when they are collected (importing PEFT takes about 6 s, paid by every run that collects
+    this file, `make test`'s deselecting second phase included)."""
+    pytest.importorskip("llama_cpp")
+    pytest.importorskip("peft")
+
 
 NY = ZoneInfo("America/New_York")
 CAL = get_calendar()
@@ -59,7 +68,7 @@ PARAMS = LoraParams(rank=4, alpha=8, batch=2, epochs=2, max_steps=2, eval_every=
 def world(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Settings]:
     root = tmp_path_factory.mktemp("adapt")
     files = build(root / "files", SPEC)
-    settings = Settings(home=root / "home", embedder="hash", threads=2, reader="smollm2-135m")
+    settings = Settings(home=root / "home", embedder="hash", threads=THREADS, reader="smollm2-135m")
     with open_store(root / "store", settings=settings) as store:
         load(files, store)
     return root, settings
@@ -88,7 +97,7 @@ def test_the_adapter_is_described_by_its_manifest_and_saw_no_later_label(trained
     assert saved["adapter_sha256"] == sha256_of(folder / "adapter.gguf") == first.adapter_sha256
     assert saved["base_model"].startswith("smollm2-135m@sha256:")
     assert saved["base_sha256"] == sha256_of(settings.cache_dir / "models" / "smollm2-135m.gguf")
-    assert saved["hyper_parameters"]["rank"] == 4 and saved["threads"] == 2
+    assert saved["hyper_parameters"]["rank"] == 4 and saved["threads"] == THREADS
     t, v = first.training, first.validation
     # a sampled anchor whose labels matured too late is left out
     assert 0 < t.anchors <= 3 and t.items >= t.anchors and 0 < v.anchors <= 2

@@ -26,6 +26,7 @@ from finkg.tasks.movement.adapt import examples, train_movement_reader
 from finkg.tasks.movement.forecast import MovementConfig
 from finkg.tasks.movement.train import split_stocks
 from finkg.tasks.span import Span
+from tests.readers import THREADS
 from tests.test_movement import SESSIONS, TICKERS, market
 
 NY = ZoneInfo("America/New_York")
@@ -44,7 +45,7 @@ DTW = MovementConfig(k=3, sample=1.0)
 @pytest.fixture(scope="module")
 def world(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Settings]:
     root = tmp_path_factory.mktemp("adapt-movement")
-    settings = Settings(home=root / "home", embedder="hash", threads=2, reader="smollm2-135m")
+    settings = Settings(home=root / "home", embedder="hash", threads=THREADS, reader="smollm2-135m")
     with open_store(root / "store", settings=settings) as store:
         paths = market(root / "csv")
         ingest(store, "prices", loader("prices"), paths, IngestOptions(graphs=store.graphs))

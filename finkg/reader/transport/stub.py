@@ -223,21 +223,25 @@ class StubServer:
                         time.sleep(stub.latency_s)
                         if failure == "hang":
                             time.sleep(stub.hang_s)
-                        elif failure == "drop":
-                            stub._note(self.path, "drop")
-                            self.close_connection = True
-                            return
-                        elif isinstance(failure, int):
-                            stub._note(self.path, str(failure))
+                        reply: tuple[int, dict[str, Any], dict[str, str]] | None = None
+                        if isinstance(failure, int):
                             extra = {"Retry-After": "0"} if failure == 429 else {}
-                            self._send(failure, {"error": {"message": "scripted"}}, **extra)
-                            return
-                        status, payload = stub.answer(self.path, body)
-                        stub._note(self.path, str(status))
-                        self._send(status, payload)
+                            reply = (failure, {"error": {"message": "scripted"}}, extra)
+                        elif failure != "drop":
+                            status, payload = stub.answer(self.path, body)
+                            reply = (status, payload, {})
                     finally:
+                        # served once the reply is ready, before the client can read it: a
+                        # client's next request never meets this one in `peak`
                         with stub._lock:
                             stub.in_flight -= 1
+                    if reply is None:
+                        stub._note(self.path, "drop")
+                        self.close_connection = True
+                        return
+                    status, payload, extra = reply
+                    stub._note(self.path, str(status))
+                    self._send(status, payload, **extra)
 
         return Handler
 
