@@ -32,12 +32,14 @@ def _parsed_once() -> Iterator[None]:
             readers[key] = reader_class(path, mode)
         return readers[key]
 
-    gguf.GGUFReader = reader  # type: ignore[assignment, misc]  # a memo standing in for the class while loading
-    gguf.get_tensor_name_map = functools.cache(name_map)
+    # through the module's namespace: what transformers imports from `gguf` while it loads
+    # (an assignment to the class name would type the memo as the class)
+    names = vars(gguf)
+    names["GGUFReader"], names["get_tensor_name_map"] = reader, functools.cache(name_map)
     try:
         yield
     finally:
-        gguf.GGUFReader, gguf.get_tensor_name_map = reader_class, name_map  # type: ignore[misc]  # restoring the class
+        names["GGUFReader"], names["get_tensor_name_map"] = reader_class, name_map
 
 
 def load(base: Path, dtype: Any) -> Any:
