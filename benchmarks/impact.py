@@ -43,6 +43,7 @@ from zoneinfo import ZoneInfo
 import numpy as np
 
 from benchmarks.harness import DATA, bootstrap_option, report_option, threads_option
+from benchmarks.impact_adapted import decisions_json
 from benchmarks.impact_data import bars_span, build, describe
 from benchmarks.impact_replies import compare_replies
 from benchmarks.impact_report import report, speed_lines, summary_json
@@ -136,6 +137,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--anchors", type=int, default=2000, help="test anchors to sample")
     parser.add_argument("--variants", default=VARIANTS, help="comma-separated")
     parser.add_argument("--reader", default="qwen2.5-coder-0.5b-q4_0")
+    parser.add_argument(
+        "--adapter", default=None, help="a LoRA adapter for the reader (`finkg train-reader`)"
+    )
     parser.add_argument("--head", default=AUTO, choices=(AUTO, *CANDIDATES))
     parser.add_argument("--snippet-chars", type=int, default=160)
     parser.add_argument("--lambda", dest="lam", type=float, default=0.30)
@@ -170,7 +174,9 @@ def main(argv: list[str] | None = None) -> int:
     store = build(args.store, args.data, first_day=first_bar, last_day=last_bar)
     if not args.keep_runs and not args.speed_only:
         print(f"run state cleared: {clear_runs(store):,} quads of earlier runs", flush=True)
-    settings = Settings(home=args.store / "home", reader=args.reader, threads=args.threads)
+    settings = Settings(
+        home=args.store / "home", reader=args.reader, adapter=args.adapter, threads=args.threads
+    )
     calendar = get_calendar()
     val, test = args.validation, args.test
 
@@ -378,6 +384,9 @@ def main(argv: list[str] | None = None) -> int:
     args.report.with_suffix(".json").write_text(
         json.dumps(summary_json(facts, runs, rows, ics, memory_rows, comparison, decided), indent=2)
         + "\n"
+    )
+    args.report.with_suffix(".decisions.json").write_text(
+        json.dumps(decisions_json(facts, board, decided, adapter=args.adapter)) + "\n"
     )
     store.close()
     return 0

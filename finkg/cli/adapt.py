@@ -61,6 +61,13 @@ def _period(text: str, field: str) -> Span:
 @click.option("--seed", default=0, show_default=True)
 @click.option("--proxy", default="QQQ", show_default=True, help="Market proxy ticker (impact).")
 @click.option(
+    "--snippet-chars",
+    default=600,
+    show_default=True,
+    type=click.IntRange(min=50),
+    help="Impact: characters of each evidence snippet in the prompt (as the job will score).",
+)
+@click.option(
     "--retriever",
     default="none",
     show_default=True,
@@ -90,6 +97,7 @@ def train_reader_command(
     patience: int,
     seed: int,
     proxy: str,
+    snippet_chars: int,
     retriever: str,
     k: int,
     sample: float,
@@ -141,9 +149,10 @@ def train_reader_command(
             texts, vectors, _ = open_indexes(
                 s, settings, progress=lambda stage, i, n: progress(stage, i, n or 0)
             )
+            impact_config = ImpactConfig(proxy=proxy, snippet_chars=snippet_chars)
             manifest = train_impact_reader(
                 s, settings, name=name, training=train_span, validation=val_span,
-                texts=texts, vectors=vectors, config=ImpactConfig(proxy=proxy), params=params,
+                texts=texts, vectors=vectors, config=impact_config, params=params,
                 anchors_limit=anchors, validation_limit=val_anchors, progress=progress,
             )  # fmt: skip
             asked = "anchors"

@@ -159,5 +159,6 @@ def train_impact_reader(
         checking=checking, training=period(training.start, training.end, validation.start, fitting),
         validation=period(validation.start, validation.end, validation.end, checking),
         metric=_macro_f1, metric_name="macro-F1", params=params,
-        job_parameters={"proxy": config.proxy}, progress=progress,
+        job_parameters={"proxy": config.proxy, "snippet_chars": config.snippet_chars},
+        progress=progress,
     )  # fmt: skip
