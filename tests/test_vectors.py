@@ -431,3 +431,48 @@ def test_the_device_is_cuda_only_when_torch_sees_one() -> None:
             torch_device("cuda")
     with pytest.raises(InputError, match="FINKG_DEVICE"):
         torch_device("tpu")
+
+
+def _unit_rows(n: int, dim: int = 16, seed: int = 0) -> np.ndarray:
+    rows = np.random.default_rng(seed).normal(size=(n, dim)).astype(np.float32)
+    return rows / np.linalg.norm(rows, axis=1, keepdims=True)
+
+
+def test_a_graph_that_falls_short_on_a_quarter_of_the_rows_is_never_built_whole(
+    monkeypatch,
+) -> None:
+    """From `trial_rows`, the graph is tried on a quarter of the rows first; where it falls
+    short there, the build goes to IVF having added no other row to the graph, and the IVF
+    index is the one the build without a trial makes (same rows, same seed)."""
+    added: list[int] = []
+    import faiss
+
+    class Counted(faiss.IndexHNSWFlat):
+        def add(self, x: np.ndarray) -> None:  # type: ignore[override]  # faiss's Python add(x) stands for the add(n, x) its stubs declare
+            added.append(len(x))
+            super().add(x)
+
+    monkeypatch.setattr(faiss, "IndexHNSWFlat", Counted)
+    matrix = _unit_rows(2_000)
+    tried = hnsw_module.build_hnsw(matrix, queries=50, ladder=(1,), target=0.99, trial_rows=1_000)
+    assert added == [(2_000 - 50) // 4]
+    calibration = tried.calibration
+    assert calibration.structure == "ivf" and calibration.ef_search is not None
+    assert "on a graph of a quarter of the rows (487)" in calibration.before
+    added.clear()
+    whole = hnsw_module.build_hnsw(matrix, queries=50, ladder=(1,), target=0.99)
+    assert added == [2_000 - 50]  # no trial below trial_rows: the whole graph, then IVF
+    assert whole.calibration.tried == calibration.tried
+    assert whole.calibration.ef_search == calibration.ef_search
+    assert whole.order is not None and tried.order is not None
+    assert np.array_equal(whole.order, tried.order)
+
+
+def test_a_graph_that_passes_on_a_quarter_takes_every_row_and_is_calibrated_whole() -> None:
+    matrix = _unit_rows(2_000, seed=1)
+    built = hnsw_module.build_hnsw(matrix, queries=50, trial_rows=1_000)
+    assert built.calibration.structure == "hnsw" and built.calibration.recall >= 0.95
+    assert built.order is not None and sorted(built.order.tolist()) == list(range(2_000))
+    for row in (0, 7, 999, 1_999):
+        _, rows = built.search(matrix[row], 3)
+        assert int(rows[0]) == row
