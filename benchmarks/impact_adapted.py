@@ -11,10 +11,12 @@ then pair the two runs:
         --adapted B.decisions.json --report benchmarks/reports/impact_lora.md
 
 On the anchors both runs labelled (the same labels, or it stops): the four rows (frozen /
-LoRA x no memory / source memory, each the job's stored decisions through its own head),
-each reader's raw argmax, and the no-skill rules (all-neutral, stratified, momentum, tone);
-macro-F1 with intervals that resample anchors and whole trading weeks (anchors of one
-week share the market's move), permutation controls, and the paired differences LoRA minus
+LoRA x no memory / source memory, each the job's stored decisions through the head that
+`--head auto` chose on validation, which may be a no-skill rule), each reader's raw argmax
+and its class-prior and multinomial heads (the reader, whatever was chosen), and the
+no-skill rules (all-neutral, stratified, momentum, tone); macro-F1 with intervals that
+resample anchors and whole trading weeks (anchors of one week share the market's move),
+permutation controls, and the paired differences LoRA minus
 frozen (per memory) and source memory minus none (per reader), judged on the weeks.
 """
 
@@ -45,6 +47,10 @@ ROWS = {
     "LoRA + source memory": ("adapted", "cited"),
     "frozen, raw argmax": ("frozen", "none"),
     "LoRA, raw argmax": ("adapted", "none"),
+    "frozen, class-prior head": ("frozen", "prior"),
+    "LoRA, class-prior head": ("adapted", "prior"),
+    "frozen, multinomial head": ("frozen", "multinomial"),
+    "LoRA, multinomial head": ("adapted", "multinomial"),
 }
 # what each row is paired with, besides the no-skill rules
 AGAINST = {
@@ -52,6 +58,8 @@ AGAINST = {
     "LoRA + no memory": ("frozen + no memory",),
     "LoRA + source memory": ("frozen + source memory", "LoRA + no memory"),
     "LoRA, raw argmax": ("frozen, raw argmax",),
+    "LoRA, class-prior head": ("frozen, class-prior head",),
+    "LoRA, multinomial head": ("frozen, multinomial head",),
 }
 # the paper's Table 2 (FNSPID, Llama-3.1-8B; macro-F1, static and with its memory), for
 # orientation only

@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from benchmarks.impact_adapted import Run, decisions_json, pair, report, score
+from benchmarks.impact_adapted import NO_SKILL, Run, decisions_json, pair, report, score
 from finkg.evaluation.labels import ResidualLabel
 from finkg.tasks.impact.history import ScoredItem
 from finkg.tasks.impact.scoreboard import HORIZONS, Anchors, labelled_anchors
@@ -64,11 +64,8 @@ def _rules(board: Anchors, truth_share: float, seed: int) -> dict[str, np.ndarra
     rng = np.random.default_rng(seed)
     right = rng.random(len(board.keys))[:, None] < truth_share
     guess = np.where(right, board.labels, "neutral")
-    rules = ("static", "cited", "none", "all-neutral", "stratified", "momentum", "tone")
-    return {
-        r: guess.copy() if r in ("static", "cited", "none") else np.full_like(guess, "neutral")
-        for r in rules
-    }
+    rules = ("static", "cited", "none", "prior", "multinomial", *NO_SKILL)
+    return {r: guess.copy() if r not in NO_SKILL else np.full_like(guess, "neutral") for r in rules}
 
 
 def test_two_runs_pair_on_the_anchors_both_labelled_in_the_frozen_order(tmp_path: Path) -> None:
