@@ -9,6 +9,7 @@ import click
 from finkg.cli.impact import _span
 from finkg.cli.support import _open, _progress, _reporter, _settings, out, store_option
 from finkg.errors import InputError
+from finkg.tasks.impact.predict import ImpactConfig
 from finkg.tasks.span import Span
 
 
@@ -59,10 +60,12 @@ def _period(text: str, field: str) -> Span:
 )
 @click.option("--patience", default=2, show_default=True, type=click.IntRange(min=1))
 @click.option("--seed", default=0, show_default=True)
-@click.option("--proxy", default="QQQ", show_default=True, help="Market proxy ticker (impact).")
+@click.option(
+    "--proxy", default=ImpactConfig.proxy, show_default=True, help="Market proxy ticker (impact)."
+)
 @click.option(
     "--snippet-chars",
-    default=600,
+    default=ImpactConfig.snippet_chars,
     show_default=True,
     type=click.IntRange(min=50),
     help="Impact: characters of each evidence snippet in the prompt (as the job will score).",
@@ -143,7 +146,6 @@ def train_reader_command(
             asked = "queries"
         else:
             from finkg.retrieval.index.indexes import open_indexes
-            from finkg.tasks.impact.predict import ImpactConfig
             from finkg.tasks.impact.training import train_impact_reader
 
             texts, vectors, _ = open_indexes(

@@ -31,6 +31,10 @@ from finkg.tasks.span import Span
 NY = ZoneInfo("America/New_York")
 DEFAULT_VARIANTS = "static,cited"
 
+proxy_option = click.option(
+    "--proxy", default=ImpactConfig.proxy, show_default=True, help="Market proxy ticker."
+)
+
 
 def _instant(text: str, field: str, *, end: bool = False) -> dt.datetime:
     """A date (midnight New York; the next midnight for an inclusive end) or a zoned instant."""
@@ -88,7 +92,7 @@ def impact() -> None:
     "shuffled-labels[:SEED].",
 )
 @click.option("--validation", help="FROM:TO period for class weights [default: the year before].")
-@click.option("--proxy", default="QQQ", show_default=True, help="Market proxy ticker.")
+@proxy_option
 @click.option("--lambda", "lam", default=0.30, show_default=True, help="Memory strength.")
 @click.option("--delta", default=0.20, show_default=True, help="Memory clip.")
 @click.option(
@@ -190,7 +194,7 @@ def run_command(
 @click.option("--since", required=True, help="The first prediction date to look at.")
 @click.option("--variant", "variants", default="cited", show_default=True)
 @click.option("--validation", required=True, help="FROM:TO period for class weights.")
-@click.option("--proxy", default="QQQ", show_default=True, help="Market proxy ticker.")
+@proxy_option
 @store_option
 @click.pass_context
 def feedback_command(
@@ -231,7 +235,7 @@ def feedback_command(
 @click.option("--from", "start", required=True, help="First prediction date.")
 @click.option("--to", "end", required=True, help="Last prediction date (inclusive).")
 @click.option("--variant", "variants", default=DEFAULT_VARIANTS, show_default=True)
-@click.option("--proxy", default="QQQ", show_default=True, help="Market proxy ticker.")
+@proxy_option
 @click.option("--report", type=click.Path(path_type=Path), help="Write a Markdown report here.")
 @store_option
 @click.pass_context
