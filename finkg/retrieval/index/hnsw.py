@@ -15,14 +15,6 @@ product over the rest; efSearch is tried on a ladder (32, 64, ... 2048) until th
 recall@k reaches `target`. A hit counts when its score ties the exact k-th score (near-copies
 tie, and any of them is a right answer). Then the held-out rows join the graph.
 
-A large matrix is tried on a quarter of its rows first (`trial_rows` and more): a graph over
-a seeded quarter, searched at the ladder's top efSearch against the exact top k of that
-quarter. A graph's recall at a fixed efSearch does not rise as rows are added (a quarter of
-a corpus of near-copies holds a quarter of each one's copies), so where the quarter falls
-short the whole would too, and the build goes to IVF without building the rest of the
-graph (about 300 s of 50 replicas' 637,100 rows); where it passes, the rest of the rows join
-that graph and it is calibrated as below.
-
 When no efSearch on the ladder reaches the target, the graph is dropped and an inverted-file
 index (FAISS IVF-Flat, `4·√n` lists, k-means on the rows) is calibrated the same way over
 the same queries, its nprobe on a ladder below the number of lists. Near-copies fall in the
@@ -78,7 +70,6 @@ K = 20
 QUERIES = 200
 IVF_LADDER = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512)  # nprobe, below the number of lists
 IVF_TRAIN_PER_LIST = 64  # k-means rows per list (FAISS wants at least 39)
-TRIAL_ROWS = 100_000  # from this many rows, a graph over a quarter of them is tried first
 ROWS = "held-out rows"  # the probe when none is given: the rows are the queries
 FILE = "hnsw.json"
 # held-out rows -> the query vectors that stand for them (L2-normalised, one per row)
@@ -189,13 +180,12 @@ def build_hnsw(
     probe: Probe | None = None,
     probe_name: str = ROWS,
     ivf_ladder: tuple[int, ...] = IVF_LADDER,
-    trial_rows: int = TRIAL_ROWS,
 ) -> Hnsw:
     """An HNSW graph over `matrix` (L2-normalised rows) with the smallest efSearch on
     `ladder` whose recall@k reaches `target` on `queries` held-out rows, each searched for
     as `probe` turns it into a query (named `probe_name`; by default the row itself); where
-    none does, an IVF index with the smallest nprobe on `ivf_ladder` that does; from
-    `trial_rows` rows, the graph is tried on a quarter of them first (module docstring)."""
+    none does, an IVF index with the smallest nprobe on `ivf_ladder` that does (module
+    docstring)."""
     if not 0 < target <= 1:
         raise InputError("the recall target must be in (0, 1]", field="target", value=target)
     import faiss
@@ -207,39 +197,19 @@ def build_hnsw(
     if not size:  # nothing to hold out: nothing measured, so search exactly
         return Hnsw(None, Calibration(k, target, 0, None, 0.0, {}, probe_name))
     rest, sample = np.flatnonzero(~held), np.flatnonzero(held)
+    index = faiss.IndexHNSWFlat(data.shape[1], M, faiss.METRIC_INNER_PRODUCT)
+    index.hnsw.efConstruction = EF_CONSTRUCTION
+    index.add(data[rest])
     k = min(k, len(rest))
     asked = data[sample] if probe is None else np.asarray(probe(sample), dtype=np.float32)
     if asked.shape != (len(sample), data.shape[1]):
         raise ValueError(f"the probe gave shape {asked.shape} for {len(sample)} rows")
-    index = faiss.IndexHNSWFlat(data.shape[1], M, faiss.METRIC_INNER_PRODUCT)
-    index.hnsw.efConstruction = EF_CONSTRUCTION
+    floors = _kth_scores(data[rest], asked, k) - 1e-6
+    order = np.concatenate([rest, sample])
 
     def breadth(ef: int) -> None:
         index.hnsw.efSearch = max(ef, k)
 
-    if len(rest) >= trial_rows and ladder:  # a graph over a quarter first (module docstring)
-        shuffled = np.random.default_rng(seed + 1).permutation(rest)
-        quarter = np.sort(shuffled[: len(rest) // 4])
-        rest = np.concatenate([quarter, np.sort(shuffled[len(rest) // 4 :])])
-        index.add(data[quarter])
-        top = max(ladder)
-        _, trial = _climb(
-            index, breadth, (top,), asked, _kth_scores(data[quarter], asked, k) - 1e-6, k, 1.0
-        )
-        if trial[top] < target:
-            short = (
-                f"HNSW recall@{k} reached {trial[top]:.3f} at efSearch {top} on a graph of a "
-                f"quarter of the rows ({len(quarter):,}), below the target {target}"
-            )
-            calibration = Calibration(k, target, len(sample), None, trial[top], trial, probe_name)
-            index.reset()
-            return _inverted(data, np.sort(rest), sample, asked, k, target, seed, probe_name,
-                             ivf_ladder, calibration, short)  # fmt: skip
-        index.add(data[rest[len(quarter) :]])
-    else:
-        index.add(data[rest])
-    floors = _kth_scores(data[rest], asked, k) - 1e-6
-    order = np.concatenate([rest, sample])
     chosen, tried = _climb(index, breadth, ladder, asked, floors, k, target)
     calibration = Calibration(
         k, target, len(sample), chosen, _recall(tried, chosen), tried, probe_name
@@ -248,28 +218,6 @@ def build_hnsw(
         index.add(data[sample])
         return Hnsw(index, calibration, order)
     index.reset()  # its memory, before the IVF index takes as much again
-    before = calibration.describe().removeprefix("exact search: ")
-    return _inverted(data, rest, sample, asked, k, target, seed, probe_name, ivf_ladder,
-                     calibration, before)  # fmt: skip
-
-
-def _inverted(
-    data: np.ndarray,
-    rest: np.ndarray,
-    sample: np.ndarray,
-    asked: np.ndarray,
-    k: int,
-    target: float,
-    seed: int,
-    probe_name: str,
-    ivf_ladder: tuple[int, ...],
-    calibration: Calibration,
-    before: str,
-) -> Hnsw:
-    """Where HNSW fell short (`calibration`, described by `before`): an IVF index over `rest`
-    with the smallest nprobe that reaches `target`, or exact search where none does."""
-    floors = _kth_scores(data[rest], asked, k) - 1e-6
-    order = np.concatenate([rest, sample])
     # FAISS's guidance, with the 39 rows a list that k-means wants
     lists = max(1, min(int(4 * math.sqrt(len(rest))), len(rest) // 39))
     rungs = tuple(n for n in ivf_ladder if n < lists)  # probing every list is exact search
@@ -281,6 +229,7 @@ def _inverted(
         ivf.nprobe = n
 
     chosen, tried = _climb(ivf, probes, rungs, asked, floors, k, target)
+    before = calibration.describe().removeprefix("exact search: ")
     calibration = Calibration(
         k, target, len(sample), chosen, _recall(tried, chosen), tried, probe_name, "ivf",
         lists, before,
