@@ -17,6 +17,7 @@ from finkg.evaluation.report import portfolio_table
 from finkg.evaluation.stats import Interval, verdict
 from finkg.tasks.decisions import RuleFigures
 from finkg.tasks.impact.prequential import RunSummary
+from finkg.tasks.impact.scoring import RULES
 
 METRIC_NAMES = ("macro-F1", "non-neutral F1", "ACC", "MCC")
 RULE_TEXT = {
@@ -337,6 +338,12 @@ def _plainly(by: Mapping[str, RuleFigures], head: str, memory_rows: MemoryRows) 
         )
     for v, (_, w) in memory_rows.items():
         out.append(f"- `{v}` minus `static`: {_diff(w)} (weeks resampled), {verdict(w)}.")
+    if memory_rows and head in RULES:
+        out.append(
+            f"- The job's rule `{head}` reads no reader score, so no memory variant can change "
+            "a decision: their differences above are zero by construction and say nothing of "
+            "what the memory learned (measure it with a reader head, `--head prior`)."
+        )
     return out
 
 
