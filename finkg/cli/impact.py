@@ -17,6 +17,7 @@ from finkg.cli.support import (
     _open,
     _progress,
     _reading,
+    _reporter,
     _settings,
     concurrency_option,
     out,
@@ -153,13 +154,7 @@ def run_command(
         head=head,
     )
     with _open(ctx, store) as s, _progress() as bar:
-        tasks: dict[str, int] = {}
-
-        def progress(stage: str, done: int, total: int) -> None:
-            if stage not in tasks:
-                tasks[stage] = bar.add_task(stage, total=total or None)
-            bar.update(tasks[stage], completed=done, total=total or None)
-
+        progress = _reporter(bar)
         validated, runs = run_job(
             s,
             _reading(ctx, concurrency),

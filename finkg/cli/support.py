@@ -145,9 +145,12 @@ def _reading(ctx: click.Context, concurrency: int | None) -> Settings:
 
 
 def _progress() -> Any:
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+    """A progress bar on stderr; plain lines where stderr is no terminal (`cli/progress.py`)."""
+    from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
 
-    return Progress(
+    from finkg.cli.progress import LoggedProgress
+
+    return LoggedProgress(
         TextColumn("{task.description}", markup=False),
         BarColumn(),
         MofNCompleteColumn(),
