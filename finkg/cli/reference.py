@@ -79,7 +79,8 @@ Each section is the command's `--help`, exactly as `finkg COMMAND --help` prints
 command takes `--store LOCATION` (a directory for the embedded Oxigraph store, or an
 `http(s)://` SPARQL endpoint; default `$FINKG_STORE` or `~/.finkg/store`) and `-h`/`--help`.
 Exit codes: 0 success, 1 checks failed, 2 usage or input error (nothing written), 3 store or
-endpoint failure.
+endpoint failure. Long work reports its progress on stderr: a bar on a terminal; in a log or a
+pipe, a line once a stage has run 30 s, then at most one every 30 s and one at its end.
 
 """
 
