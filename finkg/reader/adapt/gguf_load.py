@@ -47,6 +47,13 @@ def load(base: Path, dtype: Any) -> Any:
     from transformers import AutoModelForCausalLM
 
     with _parsed_once():
-        return AutoModelForCausalLM.from_pretrained(
+        model = AutoModelForCausalLM.from_pretrained(
             str(base.parent), gguf_file=base.name, dtype=dtype
         )
+    # Named by the folder it was read from (finkg's home), the model would pass that path to
+    # all written from it: PEFT's adapter config and model card, then the GGUF adapter's
+    # metadata (`general.base_model.0.name`), so one training gave another adapter hash in
+    # another home. Its file name says which base it is, wherever the home is.
+    model.config.name_or_path = base.name
+    model.name_or_path = base.name
+    return model
