@@ -53,7 +53,8 @@ def load(base: Path, dtype: Any) -> Any:
     # Named by the folder it was read from (finkg's home), the model would pass that path to
     # all written from it: PEFT's adapter config and model card, then the GGUF adapter's
     # metadata (`general.base_model.0.name`), so one training gave another adapter hash in
-    # another home. Its file name says which base it is, wherever the home is.
-    model.config.name_or_path = base.name
-    model.name_or_path = base.name
+    # another home. Its file's stem (a packaged reader's name) says which base it is, wherever
+    # the home is.
+    model.config.name_or_path = base.stem
+    model.name_or_path = base.stem
     return model
