@@ -34,7 +34,7 @@ import sys
 import time
 from pathlib import Path
 
-from benchmarks.harness import bootstrap_option, data_option, report_option
+from benchmarks.harness import bootstrap_option, data_option, notes, report_option
 from benchmarks.movement import has_windows, ingest_market
 from finkg.config import Settings
 from finkg.kg.store import open_store
@@ -207,7 +207,7 @@ def main(argv: list[str] | None = None) -> int:
     }
     args.report.parent.mkdir(parents=True, exist_ok=True)
     args.report.with_suffix(".json").write_text(json.dumps(report, indent=1) + "\n")
-    text = render(report)
+    text = "\n".join([render(report).rstrip("\n"), *notes(args.report)]) + "\n"
     args.report.write_text(text)
     print(text)
     log(f"report: {args.report}")
