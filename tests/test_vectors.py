@@ -256,25 +256,61 @@ def test_hnsw_is_calibrated_on_the_first_words_of_the_passages_it_held_out(tmp_p
     assert f"on 150 {vectors_module.PROBE}" in chosen.describe()
 
 
-def test_an_hnsw_index_calibrated_on_whole_rows_is_recalibrated(tmp_path: Path) -> None:
+@pytest.mark.parametrize("older", ["probe", "lower"])
+def test_an_index_calibrated_otherwise_is_recalibrated(tmp_path: Path, older: str) -> None:
     """An index saved before the probes (its hnsw.json names no probe: the rows were the
-    queries) still searches, and the next refresh rebuilds the graph on headline-shaped
-    queries without embedding any passage again."""
+    queries) or before the confidence bound (no `lower`: the mean recall was held to the
+    target) still searches, and the next refresh rebuilds it, calibrated on headline-shaped
+    queries to the lower bound, without embedding any passage again."""
     store, embedder = open_store(None), Counting(dim=48)
     write_many(store, 300, words_each=20)
     open_index(tmp_path / "vectors", embedder, faiss_threshold=100).refresh(store, embedder)
     manifest = json.loads((tmp_path / "vectors" / "manifest.json").read_text())
     saved = tmp_path / "vectors" / manifest["data"] / "hnsw.json"
-    older = json.loads(saved.read_text())
-    del older["probe"]
-    saved.write_text(json.dumps(older))
+    calibrated = json.loads(saved.read_text())
+    del calibrated[older]
+    saved.write_text(json.dumps(calibrated))
     old = open_index(tmp_path / "vectors", embedder, faiss_threshold=100)
-    assert old.calibration is not None and old.calibration.probe == hnsw_module.ROWS
+    assert old.calibration is not None
+    assert (old.calibration.probe, old.calibration.lower is None) == {
+        "probe": (hnsw_module.ROWS, False),
+        "lower": (vectors_module.PROBE, True),
+    }[older]
     assert old.search(embedder.embed(["oil merger"])[0], 3)
     embedded = len(embedder.texts)
     old.refresh(store, embedder)
     assert old.calibration is not None and old.calibration.probe == vectors_module.PROBE
+    assert old.calibration.lower is not None
     assert len(embedder.texts) - embedded == old.calibration.queries  # the probes alone
+
+
+class _Breadths:
+    """A stand-in index: at each breadth, the top-k scores each query gets back."""
+
+    def __init__(self, by_breadth: dict[int, np.ndarray]) -> None:
+        self.by_breadth, self.breadth = by_breadth, 0
+
+    def search(self, asked: np.ndarray, k: int) -> tuple[np.ndarray, None]:
+        return self.by_breadth[self.breadth], None
+
+
+def test_a_breadth_is_kept_only_when_its_recall_clears_the_target_with_confidence() -> None:
+    """Four queries finding 20, 20, 20 and 17 of their top 20 average 0.9625, above 0.95 by
+    luck as far as four queries can tell (the lower bound is 0.889): the next breadth, where
+    all four find all 20, is the one kept."""
+    floors = np.zeros(4, dtype=np.float32)
+    short = np.ones((4, 20), dtype=np.float32)
+    short[3, 17:] = -1.0  # the fourth query misses three of its top 20
+    index = _Breadths({8: short, 16: np.ones((4, 20), dtype=np.float32)})
+
+    def breadth(n: int) -> None:
+        index.breadth = n
+
+    asked = np.zeros((4, 3), dtype=np.float32)
+    chosen, tried, lower = hnsw_module._climb(index, breadth, (8, 16), asked, floors, 20, 0.95)
+    assert tried[8] == pytest.approx(0.9625) and chosen == 16 and lower == pytest.approx(1.0)
+    alone, _, low = hnsw_module._climb(index, breadth, (8,), asked, floors, 20, 0.95)
+    assert alone is None and low == pytest.approx(0.9625 - 1.96 * 0.075 / 2)
 
 
 def test_hnsw_that_cannot_reach_the_target_searches_exactly(tmp_path: Path, monkeypatch) -> None:
@@ -287,6 +323,7 @@ def test_hnsw_that_cannot_reach_the_target_searches_exactly(tmp_path: Path, monk
     chosen = index.calibration
     assert chosen is not None and chosen.ef_search is None and list(chosen.tried) == [1]
     assert "exact search" in chosen.describe() and "below the target 1.0" in chosen.describe()
+    assert chosen.structure == "ivf" and chosen.before.startswith("HNSW recall@20 reached")
     folder = (
         tmp_path
         / "vectors"
@@ -313,7 +350,7 @@ def test_where_hnsw_falls_short_an_ivf_index_is_calibrated_and_kept(
     index.refresh(store, embedder)
     chosen = index.calibration
     assert chosen is not None and chosen.structure == "ivf" and chosen.ef_search is not None
-    assert chosen.recall >= 0.99 and chosen.ef_search < chosen.lists
+    assert chosen.lower is not None and chosen.lower >= 0.99 and chosen.ef_search < chosen.lists
     assert (
         chosen.before.startswith("HNSW recall@20 reached") and "below the target" in chosen.before
     )

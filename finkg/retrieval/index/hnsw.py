@@ -11,30 +11,32 @@ like a headline or a question; without one, the rows themselves are the queries)
 is then, as in use, a vector the graph does not hold. Whole rows flatter the graph: on 50
 replicas of a news corpus, held-out rows reached 0.963 recall@20 at efSearch 512 while
 headlines got 0.762 (`benchmarks/reports/scale.md`). Their exact top `k` comes from an inner
-product over the rest; efSearch is tried on a ladder (32, 64, ... 2048) until the mean
-recall@k reaches `target`. A hit counts when its score ties the exact k-th score (near-copies
-tie, and any of them is a right answer). Then the held-out rows join the graph.
+product over the rest; efSearch is tried on a ladder (32, 64, ... 2048) until recall@k
+reaches `target` with 95 % confidence: the mean over the queries less 1.96 standard errors
+(about 0.02 on 200 queries), so that a setting which clears the target on these queries by
+luck is not kept for others. A hit counts when its score ties the exact k-th score
+(near-copies tie, and any of them is a right answer). Then the held-out rows join the graph.
 
 When no efSearch on the ladder reaches the target, the graph is dropped and an inverted-file
-index (FAISS IVF-Flat, `4·√n` lists, k-means on the rows) is calibrated the same way over
-the same queries, its nprobe on a ladder below the number of lists. Near-copies fall in the
-same list, so probing the lists nearest a query finds all of them where HNSW's graph does
-not: on 637,100 passages of 50 replicas, HNSW reached 0.901 recall@20 on the build's
-queries at efSearch 2048, IVF 0.958 at nprobe 128 of 3,192 lists, and 0.959 on 1,000 real
-headlines (`benchmarks/reports/scale_recall.md`). When neither
-reaches the target, search stays exact (an inner product over every row: tens of
-milliseconds at 600,000 rows) rather than quietly returning part of the answer. The choice,
-the probe and every recall tried are kept beside the index (`hnsw.json`).
+index (FAISS IVF-Flat, `4·√n` lists, k-means on a sample of the rows) is calibrated the same
+way over the same queries, its nprobe on a ladder below the number of lists. Near-copies fall
+in the same list, so probing the lists nearest a query finds all of them where HNSW's graph
+does not: on 637,100 passages of 50 replicas, HNSW reached 0.901 recall@20 on the build's
+queries at efSearch 2048, IVF 0.993 at nprobe 512 of 3,192 lists, and 0.990 on 1,000 real
+headlines (`benchmarks/reports/scale_recall.md`). When neither reaches the target, search
+stays exact (an inner product over every row: tens of milliseconds at 600,000 rows) rather
+than quietly returning part of the answer. The choice, the probe and every recall tried are
+kept beside the index (`hnsw.json`).
 
-The graph's positions are not the matrix's rows (the held-out rows were added last), so
+The index's positions are not the matrix's rows (the held-out rows were added last), so
 `order` (`hnsw-order.npy`) maps one to the other.
 
 >>> rng = np.random.default_rng(0)
 >>> matrix = rng.normal(size=(2_000, 16)).astype(np.float32)
 >>> matrix /= np.linalg.norm(matrix, axis=1, keepdims=True)
 >>> built = build_hnsw(matrix, queries=50)
->>> built.calibration.ef_search is not None and built.calibration.recall >= 0.95
-True
+>>> built.calibration.structure, built.calibration.lower >= 0.95
+('hnsw', True)
 >>> scores, rows = built.search(matrix[7], 5)
 >>> int(rows[0]), round(float(scores[0]), 4)
 (7, 1.0)
@@ -42,8 +44,10 @@ True
 >>> hopeless.calibration.ef_search, hopeless.index is None
 (None, True)
 >>> inverted = build_hnsw(matrix, queries=50, ladder=(1,), target=0.99)
->>> inverted.calibration.structure, inverted.calibration.recall >= 0.9
+>>> inverted.calibration.structure, inverted.calibration.lower >= 0.99
 ('ivf', True)
+>>> inverted.calibration.before.startswith("HNSW recall@20 reached")
+True
 >>> scores, rows = inverted.search(matrix[7], 5)
 >>> int(rows[0]), round(float(scores[0]), 4)
 (7, 1.0)
@@ -53,7 +57,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -65,7 +69,8 @@ from finkg.errors import InputError
 M = 32  # neighbours per node
 EF_CONSTRUCTION = 200
 LADDER = (32, 64, 128, 256, 512, 1024, 2048)
-TARGET = 0.95  # mean recall@K on the held-out rows
+TARGET = 0.95  # recall@K on the held-out rows, at 95 % confidence (its lower bound)
+Z = 1.96  # standard errors below the mean recall: a 95 % lower bound
 K = 20
 QUERIES = 200
 IVF_LADDER = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512)  # nprobe, below the number of lists
@@ -81,9 +86,10 @@ ORDER = "hnsw-order.npy"
 class Calibration:
     """What a build measured: the structure and its search breadth chosen (`ef_search`:
     HNSW's efSearch, or IVF's nprobe over `lists` lists; None: no rung reached the target,
-    search exactly), the recall at it (or at the last rung), the recall of every rung tried,
-    what the queries were (`probe`; an index saved before probes had the rows), and, for
-    IVF, what HNSW reached first (`before`)."""
+    search exactly), the mean recall at it (or at the last rung) and its 95 % lower bound
+    (`lower`, which the target was held to; None in an index saved before it was), the mean
+    recall of every rung tried, what the queries were (`probe`; an index saved before probes
+    had the rows), and, for IVF, what HNSW reached first (`before`)."""
 
     k: int
     target: float
@@ -95,6 +101,7 @@ class Calibration:
     structure: str = "hnsw"  # or "ivf"
     lists: int = 0  # IVF's
     before: str = ""  # IVF's: what HNSW reached
+    lower: float | None = None
 
     def describe(self) -> str:
         """One line for a log or a report."""
@@ -108,7 +115,8 @@ class Calibration:
                 f"below the target {self.target}"
             )
         else:
-            measured = f"recall@{self.k} {self.recall:.3f} on {self.queries} {self.probe}"
+            bound = "" if self.lower is None else f" (95 % lower bound {self.lower:.3f})"
+            measured = f"recall@{self.k} {self.recall:.3f}{bound} on {self.queries} {self.probe}"
             line = f"{name} {knob} {self.ef_search}: {measured}"
         return f"{line}; before it, {self.before}" if self.before else line
 
@@ -182,62 +190,74 @@ def build_hnsw(
     ivf_ladder: tuple[int, ...] = IVF_LADDER,
 ) -> Hnsw:
     """An HNSW graph over `matrix` (L2-normalised rows) with the smallest efSearch on
-    `ladder` whose recall@k reaches `target` on `queries` held-out rows, each searched for
-    as `probe` turns it into a query (named `probe_name`; by default the row itself); where
-    none does, an IVF index with the smallest nprobe on `ivf_ladder` that does (module
-    docstring)."""
+    `ladder` whose recall@k reaches `target` at 95 % confidence on `queries` held-out rows,
+    each searched for as `probe` turns it into a query (named `probe_name`; by default the row
+    itself); where none does, an IVF index with the smallest nprobe on `ivf_ladder` that does;
+    where neither does, exact search (module docstring)."""
     if not 0 < target <= 1:
         raise InputError("the recall target must be in (0, 1]", field="target", value=target)
-    import faiss
-
     data = np.ascontiguousarray(matrix, dtype=np.float32)
     held = np.zeros(len(data), dtype=bool)
     size = min(queries, len(data) // 2)
     held[np.random.default_rng(seed).choice(len(data), size=size, replace=False)] = True
     if not size:  # nothing to hold out: nothing measured, so search exactly
-        return Hnsw(None, Calibration(k, target, 0, None, 0.0, {}, probe_name))
+        return Hnsw(None, Calibration(k, target, 0, None, 0.0, {}, probe_name, lower=0.0))
     rest, sample = np.flatnonzero(~held), np.flatnonzero(held)
-    index = faiss.IndexHNSWFlat(data.shape[1], M, faiss.METRIC_INNER_PRODUCT)
-    index.hnsw.efConstruction = EF_CONSTRUCTION
-    index.add(data[rest])
     k = min(k, len(rest))
     asked = data[sample] if probe is None else np.asarray(probe(sample), dtype=np.float32)
     if asked.shape != (len(sample), data.shape[1]):
         raise ValueError(f"the probe gave shape {asked.shape} for {len(sample)} rows")
     floors = _kth_scores(data[rest], asked, k) - 1e-6
     order = np.concatenate([rest, sample])
+    calibration = Calibration(k, target, len(sample), None, 0.0, {}, probe_name)
+    for structure, index, breadth, rungs, lists in _structures(
+        data[rest], k, ladder, ivf_ladder, seed
+    ):
+        chosen, tried, lower = _climb(index, breadth, rungs, asked, floors, k, target)
+        before = calibration.describe().removeprefix("exact search: ") if calibration.tried else ""
+        calibration = Calibration(
+            k, target, len(sample), chosen, _recall(tried, chosen), tried, probe_name, structure,
+            lists, before, lower,
+        )  # fmt: skip
+        if chosen is not None:
+            index.add(data[sample])
+            return Hnsw(index, calibration, order)
+        index.reset()  # its memory, before the next structure takes as much again
+    return Hnsw(None, calibration)
 
-    def breadth(ef: int) -> None:
-        index.hnsw.efSearch = max(ef, k)
 
-    chosen, tried = _climb(index, breadth, ladder, asked, floors, k, target)
-    calibration = Calibration(
-        k, target, len(sample), chosen, _recall(tried, chosen), tried, probe_name
-    )
-    if chosen is not None:
-        index.add(data[sample])
-        return Hnsw(index, calibration, order)
-    index.reset()  # its memory, before the IVF index takes as much again
+# a structure to calibrate: its name, the index over the rows, how to set its search breadth,
+# the breadths to try, and IVF's number of lists (0 for HNSW)
+Structure = tuple[str, Any, Callable[[int], None], tuple[int, ...], int]
+
+
+def _structures(
+    rows: np.ndarray,
+    k: int,
+    ladder: tuple[int, ...],
+    ivf_ladder: tuple[int, ...],
+    seed: int,
+) -> Iterator[Structure]:
+    """HNSW over `rows`, then IVF, each built only when the one before it fell short."""
+    if ladder:
+        graph = _hnsw(rows)
+        yield "hnsw", graph, lambda ef: setattr(graph.hnsw, "efSearch", max(ef, k)), ladder, 0
     # FAISS's guidance, with the 39 rows a list that k-means wants
-    lists = max(1, min(int(4 * math.sqrt(len(rest))), len(rest) // 39))
+    lists = max(1, min(int(4 * math.sqrt(len(rows))), len(rows) // 39))
     rungs = tuple(n for n in ivf_ladder if n < lists)  # probing every list is exact search
-    if not rungs:
-        return Hnsw(None, calibration)
-    ivf = _ivf(data[rest], lists, seed)
+    if rungs:
+        ivf = _ivf(rows, lists, seed)
+        yield "ivf", ivf, lambda n: setattr(ivf, "nprobe", n), rungs, lists
 
-    def probes(n: int) -> None:
-        ivf.nprobe = n
 
-    chosen, tried = _climb(ivf, probes, rungs, asked, floors, k, target)
-    before = calibration.describe().removeprefix("exact search: ")
-    calibration = Calibration(
-        k, target, len(sample), chosen, _recall(tried, chosen), tried, probe_name, "ivf",
-        lists, before,
-    )  # fmt: skip
-    if chosen is None:
-        return Hnsw(None, calibration)
-    ivf.add(data[sample])
-    return Hnsw(ivf, calibration, order)
+def _hnsw(rows: np.ndarray) -> Any:
+    """An HNSW inner-product graph over `rows`."""
+    import faiss
+
+    index = faiss.IndexHNSWFlat(rows.shape[1], M, faiss.METRIC_INNER_PRODUCT)
+    index.hnsw.efConstruction = EF_CONSTRUCTION
+    index.add(rows)
+    return index
 
 
 def _ivf(rows: np.ndarray, lists: int, seed: int) -> Any:
@@ -261,17 +281,22 @@ def _climb(
     floors: np.ndarray,
     k: int,
     target: float,
-) -> tuple[int | None, dict[int, float]]:
-    """The first rung of `ladder` at which `index` finds `target` of each query's exact top
-    `k` (a hit counts when it ties the k-th score, `floors`), and the recall at every rung."""
+) -> tuple[int | None, dict[int, float], float]:
+    """The first rung of `ladder` at which `index` finds `target` of the queries' exact top
+    `k` at 95 % confidence (a hit counts when it ties the k-th score, `floors`), the mean
+    recall at every rung tried, and the lower bound at the last."""
     tried: dict[int, float] = {}
+    lower = 0.0
     for rung in ladder:
         breadth(rung)
         scores, _ = index.search(asked, k)
-        tried[rung] = float(np.mean(np.sum(scores >= floors[:, None], axis=1) / k))
-        if tried[rung] >= target:
-            return rung, tried
-    return None, tried
+        found = np.sum(scores >= floors[:, None], axis=1) / k
+        tried[rung] = float(found.mean())
+        spread = float(found.std(ddof=1)) / math.sqrt(len(found)) if len(found) > 1 else 0.0
+        lower = tried[rung] - Z * spread
+        if lower >= target:
+            return rung, tried, lower
+    return None, tried, lower
 
 
 def _recall(tried: dict[int, float], chosen: int | None) -> float:

@@ -216,7 +216,9 @@ class VectorIndex(persist.PersistedIndex):
                 since = 0
         graph = self._data.hnsw
         unindexed = len(hashes) >= self.faiss_threshold and (
-            graph is None or graph.calibration.probe != PROBE  # or calibrated otherwise
+            graph is None  # or calibrated otherwise: on whole rows, or to the mean recall
+            or graph.calibration.probe != PROBE
+            or graph.calibration.lower is None
         )
         if done or d.removed or unindexed or self._manifest["data"] is None:
             data = self._assemble(d.unchanged, done, hashes)
