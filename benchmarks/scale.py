@@ -175,10 +175,11 @@ def measure_size(
 
 
 def validate(store: BaseStore, size: Size) -> None:
-    """`validate` timed (last at each size: the longest, and written down after the rest)."""
+    """`validate` timed as `finkg validate` runs it, its checks `Settings().threads` at a time
+    (last at each size: the longest, and written down after the rest)."""
     say(f"{size.units}×: validating")
     started = time.perf_counter()
-    checked = validate_store(store)
+    checked = validate_store(store, workers=Settings().threads)
     size.validate_s, size.conforms = time.perf_counter() - started, checked.conforms
     say(f"{size.units}×: validate {size.validate_s:.0f} s, conforms {size.conforms}")
 

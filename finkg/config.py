@@ -11,7 +11,7 @@ library code receives a `Settings` and never looks at `os.environ`.
 | `FINKG_BASE_IRI` | the base of instance IRIs | `https://w3id.org/finkg/id/` |
 | `FINKG_UPDATE_URL` | SPARQL update endpoint of a remote store, when not derivable | derived |
 | `FINKG_GSP_URL` | Graph Store Protocol endpoint of a remote store, when not derivable | derived |
-| `FINKG_THREADS` | CPU threads for model work | the free cores, at least 1 |
+| `FINKG_THREADS` | CPU threads for model work and for `validate`'s checks | free cores, ≥ 1 |
 | `FINKG_READER` | the reader: a packaged model name or a .gguf path | `qwen2.5-coder-1.5b` |
 | `FINKG_ADAPTER` | a LoRA adapter: a trained one's name or a .gguf path | none |
 | `FINKG_LLM_URL` | an OpenAI-compatible endpoint to read with instead | none |

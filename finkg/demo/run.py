@@ -102,7 +102,9 @@ def run_demo(
         ingests, skipped = _ingest_all(store, files_dir, settings, say)
         say("checking the store against finkg's shapes")
         report = validate_store(
-            store, progress=lambda stage, done, total: say(f"{stage}: {done} of {total}")
+            store,
+            progress=lambda stage, done, total: say(f"{stage}: {done} of {total}"),
+            workers=settings.threads,
         )
         say("counting")
         stats = store_stats(store)
