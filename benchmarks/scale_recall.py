@@ -13,7 +13,13 @@ hashes. On those rows it runs finkg's own build (`build_hnsw`, with the probe
 news. Recall@20 counts a hit that ties exact search's 20th score (near-copies tie); its 95 %
 CI resamples the headlines' publication days (1,000 draws).
 
-    python -m benchmarks.scale_recall --store DIR/store [--sizes 10,50] [--data ../shared/data]
+With `--grow G`, each size is also reached as a refresh that only adds passages reaches it:
+the build over the first N − G replicas, then the last G added to it (`grow.grow`: the rows
+added, the recall measured again on the build's held-out queries), searched with the same
+headlines; the report gives its time against the whole build's and the paired difference
+in recall (grown − built, by day).
+
+    python -m benchmarks.scale_recall --store DIR/store [--sizes 10,50] [--grow 1]
 """
 
 from __future__ import annotations
@@ -33,7 +39,8 @@ from benchmarks.scale_indexes import DIM, K, WordHashEmbedder
 from benchmarks.scale_unit import Renamer, Unit
 from finkg.kg.store import open_store
 from finkg.retrieval.index import persist
-from finkg.retrieval.index.hnsw import build_hnsw
+from finkg.retrieval.index.grow import grow
+from finkg.retrieval.index.hnsw import Hnsw, build_hnsw
 from finkg.retrieval.index.vectors import PROBE, lead
 
 
@@ -48,6 +55,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--from", dest="start", type=dt.date.fromisoformat, default=dt.date(2019, 1, 1))
     p.add_argument("--to", type=dt.date.fromisoformat, default=dt.date(2020, 12, 31))
     p.add_argument("--queries", type=int, default=1000, help="headlines [1000]")
+    p.add_argument(
+        "--grow", type=int, default=0, help="replicas added to a smaller build at each size [0]"
+    )
     return p
 
 
@@ -68,8 +78,27 @@ def _day_ci(values: np.ndarray, days: list[str], draws: int = 1000) -> tuple[flo
     return float(low), float(high)
 
 
-def measure(texts: list[str], heads: list[str], days: list[str], unit: Unit, n: int) -> dict:
-    """Build finkg's calibrated index over `n` replicas of `texts`; search with `heads`."""
+def _recall(built: Hnsw, matrix: np.ndarray, asked: np.ndarray, floors: np.ndarray) -> tuple:
+    """Each query's recall@K through `built` (exact where it chose exact search), and the
+    seconds each search took."""
+    seconds, recall = [], []
+    for q, floor in zip(asked, floors, strict=True):
+        started = time.perf_counter()
+        if built.exact:
+            scores = matrix @ q
+            found = scores[np.argpartition(-scores, K)[:K]]
+        else:
+            found, _ = built.search(q, K)
+        seconds.append(time.perf_counter() - started)
+        recall.append(min(K, int(np.sum(found >= floor))) / K)
+    return np.array(recall), seconds
+
+
+def measure(
+    texts: list[str], heads: list[str], days: list[str], unit: Unit, n: int, added: int = 0
+) -> dict:
+    """Build finkg's calibrated index over `n` replicas of `texts`; search with `heads`; with
+    `added`, grow one built over `n - added` replicas by the rest and search it too."""
     rows = list(texts)
     for r in range(1, n):
         names = Renamer.for_replica(r, customers=unit.customers, names=unit.names)
@@ -84,25 +113,36 @@ def measure(texts: list[str], heads: list[str], days: list[str], unit: Unit, n: 
         scores = matrix @ q
         floors[i] = np.partition(scores, len(scores) - K)[len(scores) - K] - 1e-6
         exact_s.append(time.perf_counter() - started)
+
+    def probe(held: np.ndarray) -> np.ndarray:
+        return _normalised(embedder.embed([lead(rows[r]) for r in held]))
+
     started = time.perf_counter()
-    built = build_hnsw(
-        matrix,
-        probe=lambda held: _normalised(embedder.embed([lead(rows[r]) for r in held])),
-        probe_name=PROBE,
-    )
+    built = build_hnsw(matrix, probe=probe, probe_name=PROBE)
     build_s = time.perf_counter() - started
-    seconds, recall = [], []
-    for q, floor in zip(asked, floors, strict=True):
+    values, seconds = _recall(built, matrix, asked, floors)
+    grown = {}
+    if 0 < added < n:
+        base = (n - added) * len(texts)
+        smaller = build_hnsw(matrix[:base], probe=probe, probe_name=PROBE)
         started = time.perf_counter()
-        if built.exact:
-            scores = matrix @ q
-            found = scores[np.argpartition(-scores, K)[:K]]
+        bigger = grow(smaller, matrix, smaller.order, np.arange(base, len(rows)))
+        grow_s = time.perf_counter() - started
+        if bigger is None:  # it could not be grown: a refresh builds anew
+            grown = {"added": len(rows) - base, "grow_s": grow_s, "described": "rebuilt"}
         else:
-            found, _ = built.search(q, K)
-        seconds.append(time.perf_counter() - started)
-        recall.append(min(K, int(np.sum(found >= floor))) / K)
-    values = np.array(recall)
+            more, _ = _recall(bigger, matrix, asked, floors)
+            grown = {
+                "added": len(rows) - base,
+                "grow_s": grow_s,
+                "described": bigger.calibration.describe(),
+                "recall": float(more.mean()),
+                "recall_ci_days": _day_ci(more, days),
+                "difference": float((more - values).mean()),
+                "difference_ci_days": _day_ci(more - values, days),
+            }
     return {
+        "grown": grown,
         "replicas": n,
         "passages": len(rows),
         "build_s": build_s,
@@ -121,7 +161,8 @@ def write(report: Path, figures: list[dict], args: argparse.Namespace) -> None:
     lines = [
         "# The vector index's recall at scale",
         "",
-        f"`python -m benchmarks.scale_recall --store {args.store} --sizes {args.sizes}` "
+        f"`python -m benchmarks.scale_recall --store {args.store} --sizes {args.sizes}"
+        f"{f' --grow {args.grow}' if args.grow else ''}` "
         f"({dt.datetime.now(dt.UTC):%Y-%m-%d}): finkg's calibrated build over N replicas of a "
         f"1× scale store's passages (text replicated as the scale unit does; word-hash vectors, "
         f"{DIM} dimensions), searched one query at a time with {args.queries} real headlines "
@@ -139,6 +180,33 @@ def write(report: Path, figures: list[dict], args: argparse.Namespace) -> None:
             f"{f['recall']:.3f} [{low:.3f}, {high:.3f}] ({f['queries']} on {f['days']} days) | "
             f"{f['search_p50_ms']:.2f} | {f['exact_p50_ms']:.1f} |"
         )
+    grown = [f for f in figures if f.get("grown")]
+    if grown:
+        lines += [
+            "",
+            f"Grown instead (`--grow {args.grow}`): the build over {args.grow} replica(s) "
+            "fewer, then the rest added as a refresh adds them (`grow.grow`), the same "
+            "headlines:",
+            "",
+            "| replicas | passages added | grow s (whole build s) | after growing | "
+            "recall@20 on headlines [95 % CI, by day] | grown − built [95 % CI, by day] |",
+            "|---|---|---|---|---|---|",
+        ]
+        for f in grown:
+            g = f["grown"]
+            if "recall" not in g:
+                lines.append(
+                    f"| {f['replicas']} | {g['added']:,} | {g['grow_s']:.1f} "
+                    f"({f['build_s']:.0f}) | not grown: built anew | — | — |"
+                )
+                continue
+            low, high = g["recall_ci_days"]
+            d_low, d_high = g["difference_ci_days"]
+            lines.append(
+                f"| {f['replicas']} | {g['added']:,} | {g['grow_s']:.1f} ({f['build_s']:.0f}) "
+                f"| {g['described']} | {g['recall']:.3f} [{low:.3f}, {high:.3f}] | "
+                f"{g['difference']:+.3f} [{d_low:+.3f}, {d_high:+.3f}] |"
+            )
     lines += notes(report)
     report.write_text("\n".join(lines) + "\n")
     report.with_suffix(".json").write_text(json.dumps(figures, indent=1, default=str) + "\n")
@@ -157,7 +225,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{len(texts):,} passages at 1×; {len(heads)} headlines on {len(set(days))} days")
     figures = []
     for n in sizes:
-        figures.append(measure(texts, heads, days, unit, n))
+        figures.append(measure(texts, heads, days, unit, n, args.grow))
         print(json.dumps(figures[-1], default=str), flush=True)
         write(args.report, figures, args)
     return 0

@@ -178,11 +178,11 @@ def test_another_embedder_is_refused(built, tmp_path: Path) -> None:
         open_index(tmp_path / "vectors", embedder).search(np.ones(5), 1)
 
 
-def write_many(store: BaseStore, n: int, *, words_each: int = 4) -> list[NamedNode]:
+def write_many(store: BaseStore, n: int, *, words_each: int = 4, start: int = 0) -> list[NamedNode]:
     words = "rates oil guidance merger recall copper dividend buyback lawsuit chip".split()
-    rng = np.random.default_rng(3)
+    rng = np.random.default_rng(3 + start)
     nodes, quads = [], []
-    for i in range(n):
+    for i in range(start, start + n):
         node = NamedNode(f"https://e.org/news/{i:04d}")
         text = " ".join(rng.choice(words, size=words_each)) + f" item {i}"
         quads += [
@@ -284,6 +284,50 @@ def test_an_index_calibrated_otherwise_is_recalibrated(tmp_path: Path, older: st
     assert len(embedder.texts) - embedded == old.calibration.queries  # the probes alone
 
 
+def test_a_refresh_that_only_adds_passages_grows_the_index_and_measures_it_again(
+    tmp_path: Path,
+) -> None:
+    """News arrives daily: a refresh that only adds passages adds them to the FAISS index it
+    has and measures its recall again on the queries the build held out (their vectors kept
+    beside it), embedding nothing but the new passages; one that removes a passage, or grows
+    the index past twice the rows it was built over, builds and calibrates a new one."""
+    store, embedder = open_store(None), Counting(dim=48)
+    first = write_many(store, 300, words_each=20)
+    index = open_index(tmp_path / "vectors", embedder, faiss_threshold=100)
+    index.refresh(store, embedder)
+    built = index.calibration
+    assert built is not None and built.rows == 300 and built.grown == 0
+    new = write_many(store, 60, words_each=20, start=300)
+    embedded = len(embedder.texts)
+    index.refresh(store, embedder, batch_size=10, checkpoint=20)  # saved twice on the way
+    grown = index.calibration
+    assert len(embedder.texts) - embedded == 60  # the new passages; no probe embedded again
+    assert grown is not None and (grown.rows, grown.grown, grown.queries) == (300, 60, 150)
+    assert grown.lower is not None and grown.lower >= 0.95
+    assert "60 rows added since its build" in grown.describe()
+    for node in [*new[:5], *first[:5]]:
+        assert index.search(index.vectors([node])[0], 1)[0][0] == node
+    reopened = open_index(tmp_path / "vectors", embedder, faiss_threshold=100)
+    assert reopened.calibration == grown
+    query = embedder.embed(["oil merger copper"])[0]
+    assert reopened.search(query, 20) == index.search(query, 20)
+
+    gone = first[0]
+    store.write(
+        remove=[q for q in store.quads(store.graphs.news) if q.subject == gone], note="drop"
+    )
+    embedded = len(embedder.texts)
+    index.refresh(store, embedder)
+    rebuilt = index.calibration
+    assert rebuilt is not None and (rebuilt.rows, rebuilt.grown) == (359, 0)
+    assert len(embedder.texts) - embedded == rebuilt.queries  # the probes, embedded anew
+
+    write_many(store, 360, words_each=20, start=360)  # 719 rows: past twice 359
+    index.refresh(store, embedder)
+    assert index.calibration is not None
+    assert (index.calibration.rows, index.calibration.grown) == (719, 0)
+
+
 class _Breadths:
     """A stand-in index: at each breadth, the top-k scores each query gets back."""
 
@@ -307,9 +351,9 @@ def test_a_breadth_is_kept_only_when_its_recall_clears_the_target_with_confidenc
         index.breadth = n
 
     asked = np.zeros((4, 3), dtype=np.float32)
-    chosen, tried, lower = hnsw_module._climb(index, breadth, (8, 16), asked, floors, 20, 0.95)
+    chosen, tried, lower = hnsw_module.climb(index, breadth, (8, 16), asked, floors, 20, 0.95)
     assert tried[8] == pytest.approx(0.9625) and chosen == 16 and lower == pytest.approx(1.0)
-    alone, _, low = hnsw_module._climb(index, breadth, (8,), asked, floors, 20, 0.95)
+    alone, _, low = hnsw_module.climb(index, breadth, (8,), asked, floors, 20, 0.95)
     assert alone is None and low == pytest.approx(0.9625 - 1.96 * 0.075 / 2)
 
 

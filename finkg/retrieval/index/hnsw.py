@@ -29,7 +29,8 @@ than quietly returning part of the answer. The choice, the probe and every recal
 kept beside the index (`hnsw.json`).
 
 The index's positions are not the matrix's rows (the held-out rows were added last), so
-`order` (`hnsw-order.npy`) maps one to the other.
+`order` (`hnsw-order.npy`) maps one to the other. The queries' vectors are kept too
+(`hnsw-probes.npy`): an index a refresh grows is measured again on them (`grow.py`).
 
 >>> rng = np.random.default_rng(0)
 >>> matrix = rng.normal(size=(2_000, 16)).astype(np.float32)
@@ -80,6 +81,7 @@ FILE = "hnsw.json"
 # held-out rows -> the query vectors that stand for them (L2-normalised, one per row)
 Probe = Callable[[np.ndarray], np.ndarray]
 ORDER = "hnsw-order.npy"
+PROBES = "hnsw-probes.npy"
 
 
 @dataclass(frozen=True)
@@ -102,6 +104,8 @@ class Calibration:
     lists: int = 0  # IVF's
     before: str = ""  # IVF's: what HNSW reached
     lower: float | None = None
+    rows: int = 0  # the rows it was built over, the held-out ones last (0: saved before)
+    grown: int = 0  # rows added since (`grow.py`), the recall measured again after them
 
     def describe(self) -> str:
         """One line for a log or a report."""
@@ -118,6 +122,7 @@ class Calibration:
             bound = "" if self.lower is None else f" (95 % lower bound {self.lower:.3f})"
             measured = f"recall@{self.k} {self.recall:.3f}{bound} on {self.queries} {self.probe}"
             line = f"{name} {knob} {self.ef_search}: {measured}"
+        line = f"{line}, {self.grown:,} rows added since its build" if self.grown else line
         return f"{line}; before it, {self.before}" if self.before else line
 
 
@@ -125,11 +130,13 @@ class Calibration:
 class Hnsw:
     """A calibrated HNSW graph (or IVF index, where the graph fell short) over a matrix's
     rows (`order[p]`: the row at position p), or its calibration alone (`index` None) when
-    exact search was chosen."""
+    exact search was chosen; `probes`, the calibration's query vectors, measure it again
+    when it grows (`grow.py`)."""
 
     index: Any  # a faiss.IndexHNSWFlat or faiss.IndexIVFFlat, or None
     calibration: Calibration
     order: np.ndarray | None = None
+    probes: np.ndarray | None = None
 
     @property
     def exact(self) -> bool:
@@ -158,6 +165,8 @@ class Hnsw:
 
             faiss.write_index(self.index, str(folder / "hnsw.faiss"))
             np.save(folder / ORDER, self.order)
+            if self.probes is not None:
+                np.save(folder / PROBES, self.probes)
 
     @classmethod
     def read(cls, folder: Path) -> Hnsw | None:
@@ -172,9 +181,9 @@ class Hnsw:
             return cls(None, calibration)
         import faiss
 
-        return cls(
-            faiss.read_index(str(folder / "hnsw.faiss")), calibration, np.load(folder / ORDER)
-        )
+        probes = np.load(folder / PROBES) if (folder / PROBES).exists() else None
+        index = faiss.read_index(str(folder / "hnsw.faiss"))
+        return cls(index, calibration, np.load(folder / ORDER), probes)
 
 
 def build_hnsw(
@@ -207,21 +216,21 @@ def build_hnsw(
     asked = data[sample] if probe is None else np.asarray(probe(sample), dtype=np.float32)
     if asked.shape != (len(sample), data.shape[1]):
         raise ValueError(f"the probe gave shape {asked.shape} for {len(sample)} rows")
-    floors = _kth_scores(data[rest], asked, k) - 1e-6
+    floors = kth_scores(data[rest], asked, k) - 1e-6
     order = np.concatenate([rest, sample])
     calibration = Calibration(k, target, len(sample), None, 0.0, {}, probe_name)
     for structure, index, breadth, rungs, lists in _structures(
         data[rest], k, ladder, ivf_ladder, seed
     ):
-        chosen, tried, lower = _climb(index, breadth, rungs, asked, floors, k, target)
+        chosen, tried, lower = climb(index, breadth, rungs, asked, floors, k, target)
         before = calibration.describe().removeprefix("exact search: ") if calibration.tried else ""
         calibration = Calibration(
-            k, target, len(sample), chosen, _recall(tried, chosen), tried, probe_name, structure,
-            lists, before, lower,
+            k, target, len(sample), chosen, recall_at(tried, chosen), tried, probe_name, structure,
+            lists, before, lower, len(data),
         )  # fmt: skip
         if chosen is not None:
             index.add(data[sample])
-            return Hnsw(index, calibration, order)
+            return Hnsw(index, calibration, order, asked)
         index.reset()  # its memory, before the next structure takes as much again
     return Hnsw(None, calibration)
 
@@ -273,7 +282,7 @@ def _ivf(rows: np.ndarray, lists: int, seed: int) -> Any:
     return index
 
 
-def _climb(
+def climb(
     index: Any,
     breadth: Callable[[int], None],
     ladder: tuple[int, ...],
@@ -299,17 +308,27 @@ def _climb(
     return None, tried, lower
 
 
-def _recall(tried: dict[int, float], chosen: int | None) -> float:
+def recall_at(tried: dict[int, float], chosen: int | None) -> float:
     """The recall at the chosen rung, or at the last one tried."""
     if chosen is not None:
         return tried[chosen]
     return tried[max(tried)] if tried else 0.0
 
 
-def _kth_scores(data: np.ndarray, sample: np.ndarray, k: int, *, batch: int = 32) -> np.ndarray:
-    """The exact k-th best inner product of each sampled row, a batch of rows at a time."""
+def kth_scores(
+    data: np.ndarray,
+    sample: np.ndarray,
+    k: int,
+    *,
+    batch: int = 32,
+    skip: np.ndarray | None = None,
+) -> np.ndarray:
+    """The exact k-th best inner product of each sampled row, a batch of rows at a time;
+    `skip[i]`, a row of `data` left out for sample i (the passage a query was made from)."""
     out = np.empty(len(sample), dtype=np.float32)
     for start in range(0, len(sample), batch):
         scores = sample[start : start + batch] @ data.T
+        if skip is not None:
+            scores[np.arange(len(scores)), skip[start : start + batch]] = -np.inf
         out[start : start + batch] = -np.partition(-scores, k - 1, axis=1)[:, k - 1]
     return out

@@ -15,7 +15,8 @@ row per node, sorted by IRI), `nodes.json` (IRIs, text hashes) and, from
 rows (or an IVF index where HNSW cannot reach the recall target), and `hnsw.json`, the
 search breadth its build chose for that target on queries made of the first line of
 held-out passages (`lead`: a headline, a heading), shaped like the headlines and questions
-the jobs search with (see `hnsw`). Search is an exact numpy inner product below the
+the jobs search with (see `hnsw`); a refresh that only adds nodes adds them to that index
+and measures its recall again (`grow`). Search is an exact numpy inner product below the
 threshold (6.7 ms at 100k) and approximate above it, unless neither structure reached the
 target there (then exact too); restricted to `among`, it is always exact over those rows.
 Scores are cosines.
@@ -54,6 +55,7 @@ from finkg.errors import InputError
 from finkg.kg.store import BaseStore
 from finkg.retrieval.index import persist
 from finkg.retrieval.index.embed import Embedder
+from finkg.retrieval.index.grow import grow
 from finkg.retrieval.index.hnsw import Calibration, Hnsw, build_hnsw
 from finkg.retrieval.index.persist import DEFAULT_CLASSES, Progress, RefreshReport
 
@@ -199,6 +201,7 @@ class VectorIndex(persist.PersistedIndex):
         persist.check_count("batch_size", batch_size)
         persist.check_count("checkpoint", checkpoint, least=0)
         started = time.perf_counter()
+        before = self._data  # its graph, which a checkpoint below leaves out
         generation, commit, texts, hashes, d = persist.changes(
             store, self._manifest["classes"], self._data.iris, self._data.hashes
         )
@@ -214,7 +217,7 @@ class VectorIndex(persist.PersistedIndex):
                 old = (self._manifest["generation"], self._manifest["commit"])
                 self._commit(self._assemble(d.unchanged, done, hashes), *old)
                 since = 0
-        graph = self._data.hnsw
+        graph = before.hnsw
         unindexed = len(hashes) >= self.faiss_threshold and (
             graph is None  # or calibrated otherwise: on whole rows, or to the mean recall
             or graph.calibration.probe != PROBE
@@ -223,7 +226,8 @@ class VectorIndex(persist.PersistedIndex):
         if done or d.removed or unindexed or self._manifest["data"] is None:
             data = self._assemble(d.unchanged, done, hashes)
             if len(data.iris) >= self.faiss_threshold:
-                data.hnsw = self._graph(data, embedder, texts)
+                grown = None if unindexed or d.removed or d.changed else _grown(before, data)
+                data.hnsw = grown or self._graph(data, embedder, texts)
             self._commit(data, generation, commit)
         else:
             self._commit(None, generation, commit)
@@ -319,6 +323,15 @@ class VectorIndex(persist.PersistedIndex):
     def calibration(self) -> Calibration | None:
         """What the HNSW build measured and chose; None below the threshold."""
         return self._data.hnsw.calibration if self._data.hnsw else None
+
+
+def _grown(old: _Data, data: _Data) -> Hnsw | None:
+    """`old`'s index with `data`'s new rows added (`grow`), or None: build one anew."""
+    if old.hnsw is None or old.hnsw.order is None:
+        return None
+    order = np.array([data.row[old.iris[r]] for r in old.hnsw.order], dtype=np.int64)
+    added = sorted(data.row[iri] for iri in set(data.iris) - set(old.iris))
+    return grow(old.hnsw, data.matrix, order, np.array(added, dtype=np.int64))
 
 
 def lead(text: str) -> str:
