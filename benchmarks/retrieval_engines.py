@@ -99,8 +99,11 @@ def pool_values(store: BaseStore, a: Anchor, spec: PoolSpec) -> dict[str, object
     }
 
 
-def time_engine(store: BaseStore, chosen: list[Anchor], spec: PoolSpec) -> dict:
-    """Per anchor: the pool query and the one-hop CONSTRUCT, timed, with their answers."""
+def time_engine(
+    store: BaseStore, chosen: list[Anchor], spec: PoolSpec, *, hop: bool = True
+) -> dict:
+    """Per anchor: the pool query and (with `hop`) the one-hop CONSTRUCT, timed, with their
+    answers."""
     g = store.graphs
     dataset = [g.news, g.filings, g.documents, g.market]
     out: dict[str, list] = {"pool": [], "hop": [], "pool_rows": [], "hop_triples": []}
@@ -111,15 +114,17 @@ def time_engine(store: BaseStore, chosen: list[Anchor], spec: PoolSpec) -> dict:
                 store, "pool_candidates", pool_values(store, a, spec), default_graphs=dataset
             )
             pooled = time.perf_counter() - started
-            started = time.perf_counter()
-            triples = queries.run(store, "one_hop", {"node": [a.news, a.company]}, bound=0)
-            hopped = time.perf_counter() - started
+            if hop:
+                started = time.perf_counter()
+                triples = queries.run(store, "one_hop", {"node": [a.news, a.company]}, bound=0)
+                hopped = time.perf_counter() - started
             if warm:
                 continue
             out["pool"].append(pooled)
-            out["hop"].append(hopped)
             out["pool_rows"].append(Counter(tuple(comparable(t) for t in r) for r in rows.rows))  # type: ignore[union-attr]
-            out["hop_triples"].append(Counter(comparable(t) for t in triples))  # type: ignore[union-attr]
+            if hop:
+                out["hop"].append(hopped)
+                out["hop_triples"].append(Counter(comparable(t) for t in triples))  # type: ignore[union-attr]
     return out
 
 

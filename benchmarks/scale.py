@@ -27,6 +27,8 @@ at each size and its slope against the triples (cost ∝ size^slope: 0 flat, 1 l
 
     python -m benchmarks.scale [--data ../shared/data] [--sizes 1,10,50] [--work DIR]
     python -m benchmarks.scale --again indexes,validate,servers --work DIR   # on a --keep run
+    scripts/with-virtuoso-server sh -c 'python -m benchmarks.scale --again servers --work DIR \
+        --virtuoso "$FINKG_TEST_VIRTUOSO" --virtuoso-gsp "$FINKG_TEST_VIRTUOSO_GSP"'
 
 A 50× run needs about 40 GB of disk under `--work` and runs for about 1.5 hours on 2 cores.
 """
@@ -219,6 +221,11 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--validate-max", type=int, default=10**6, help="validate up to N units")
     p.add_argument("--work", type=Path, help="where the stores go [a new temporary folder]")
     p.add_argument("--keep", action="store_true", help="keep the stores afterwards")
+    p.add_argument("--virtuoso", help="Virtuoso's SPARQL endpoint: the pool query there too")
+    p.add_argument("--virtuoso-gsp", help="Virtuoso's Graph Store endpoint (with --virtuoso)")
+    p.add_argument(
+        "--chunk", type=int, default=50_000, help="triples per Graph Store request [50000]"
+    )
     p.add_argument(
         "--again",
         type=_steps,
@@ -272,7 +279,7 @@ def again(args, settings: Settings) -> int:
             say(f"embedded: timing {len(chosen) - 10} anchors")
             last = time_queries(store, chosen)
     if "servers" in args.again:
-        engines = servers(args.work, chosen, last, settings)
+        engines = servers(args.work, chosen, last, settings, _virtuoso(args), args.chunk)
         engines["embedded, timed again beside it"] = {
             "pool_ms": ms(last["pool"]),
             "same": len(chosen) - 10,
@@ -283,6 +290,20 @@ def again(args, settings: Settings) -> int:
     return 0
 
 
+def _virtuoso(args) -> tuple[str, str] | None:
+    """Virtuoso's SPARQL and Graph Store URLs, when the pool query is to run there too."""
+    if args.virtuoso is None:
+        return None
+    if args.virtuoso_gsp is None:
+        raise InputError(
+            "--virtuoso needs --virtuoso-gsp, its Graph Store endpoint",
+            field="--virtuoso-gsp",
+            value=None,
+            hint="scripts/with-virtuoso-server exports it as FINKG_TEST_VIRTUOSO_GSP",
+        )
+    return args.virtuoso, args.virtuoso_gsp
+
+
 def _headlines(unit: Unit, count: int) -> list[str]:
     """The index queries: `count` headlines spread evenly over the unit's real news."""
     headlines = [r["title"] for r in unit.news][:: max(1, len(unit.news) // count)]
@@ -291,6 +312,7 @@ def _headlines(unit: Unit, count: int) -> list[str]:
 
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
+    _virtuoso(args)  # a half-given Virtuoso is refused now, not after the run
     if args.again:
         return again(args, Settings())
     work = args.work or Path(tempfile.mkdtemp(prefix="finkg-scale-"))
@@ -352,7 +374,7 @@ def main(argv: list[str] | None = None) -> int:
                     validate(store, size)
                     scale_report.write(args, sizes, replicas, {}, found)
         del raw
-        engines = servers(work, chosen, last, settings)
+        engines = servers(work, chosen, last, settings, _virtuoso(args), args.chunk)
         scale_report.write(args, sizes, replicas, engines, found)
         say(f"done in {(time.perf_counter() - started) / 60:.0f} min: {args.report}")
     finally:

@@ -1,5 +1,6 @@
 """`benchmarks/scale.py`'s queries: the anchors, the three point-in-time queries timed per
-anchor and grouped, and the pool query on an Oxigraph server over the same store folder."""
+anchor and grouped, and the pool query on an Oxigraph server over the same store folder (and
+on Virtuoso after a Graph Store copy)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import time
 from pathlib import Path
 
 from benchmarks.retrieval import sample
-from benchmarks.retrieval_engines import ms, oxigraph_server, time_engine
+from benchmarks.retrieval_engines import copy_store, ms, oxigraph_server, time_engine
 from benchmarks.scale_figures import Group
 from benchmarks.scale_unit import Unit, news_symbol
 from finkg import queries
@@ -119,14 +120,37 @@ def groups(timed: dict, labels: list[str], first: dict | None) -> dict[str, Grou
     return out
 
 
-def servers(work: Path, chosen: list[Anchor], last: dict, settings: Settings) -> dict:
-    """The pool query at the largest size on an Oxigraph server over the same store folder,
-    its rows compared with the embedded store's at that size."""
+def servers(
+    work: Path,
+    chosen: list[Anchor],
+    last: dict,
+    settings: Settings,
+    virtuoso: tuple[str, str] | None = None,
+    chunk: int = 50_000,
+) -> dict:
+    """The pool query at the largest size on an Oxigraph server over the same store folder
+    and, with `virtuoso` (its SPARQL and Graph Store URLs), on Virtuoso after a Graph Store
+    copy of the store (`chunk` triples a request), its rows compared with the embedded
+    store's at that size."""
     with oxigraph_server(work / "store") as url:
         remote = open_store(url, settings=settings)
         say(f"Oxigraph server at {url}: timing {len(chosen) - 10} anchors")
-        timed = time_engine(remote, chosen, PoolSpec())
+        timed = time_engine(remote, chosen, PoolSpec(), hop=False)
+        engines = {"oxigraph": _compared(timed, chosen, last)}
+    if virtuoso is not None:
+        target = open_store(virtuoso[0], settings=settings.with_(gsp_url=virtuoso[1]))
+        with open_store(work / "store", settings=settings, read_only=True) as store:
+            say(f"Virtuoso at {virtuoso[0]}: copying the store, {chunk:,} triples a request")
+            loaded = copy_store(store, target, chunk=chunk)
+        say(f"Virtuoso: timing {len(chosen) - 10} anchors")
+        timed = time_engine(target, chosen, PoolSpec(), hop=False)
+        engines["virtuoso"] = {**_compared(timed, chosen, last), "loaded": loaded}
+    return engines
+
+
+def _compared(timed: dict, chosen: list[Anchor], last: dict) -> dict:
+    """An engine's pool p50/p95 and on how many anchors its rows are the embedded store's."""
     n = len(chosen) - 10
     rows = timed["pool_rows"][-n:]
     same = sum(a == b for a, b in zip(rows, last["pool_rows"], strict=True))
-    return {"oxigraph": {"pool_ms": ms(timed["pool"][-n:]), "same": same, "anchors": n}}
+    return {"pool_ms": ms(timed["pool"][-n:]), "same": same, "anchors": n}

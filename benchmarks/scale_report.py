@@ -173,6 +173,14 @@ def markdown(args, sizes, replicas, engines: dict, found: int) -> str:
                 f"| {name} | {e['pool_ms'][0]:.1f} | {e['pool_ms'][1]:.1f} | "
                 f"{e['same']}/{e['anchors']} |"
             )
+        for name, e in engines.items():
+            if "loaded" in e:
+                count, seconds = e["loaded"]
+                lines += [
+                    "",
+                    f"{name}: {count:,} triples copied through finkg's Graph Store load in "
+                    f"{seconds:.0f} s ({count / seconds:,.0f} triples/s).",
+                ]
     lines += ["", f"Targets: {TARGETS}.", *notes(args.report), ""]
     return "\n".join(lines)
 

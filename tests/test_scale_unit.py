@@ -91,8 +91,8 @@ def test_a_replica_past_the_last_is_refused(unit, tmp_path):
 
 def test_the_recall_benchmark_replicates_texts_and_reports_by_day(unit):
     """`benchmarks/scale_recall.py` on three replicas of a few passages: the build's
-    calibration is finkg's own (first-line probes), and the CI, by whole days, holds the
-    mean."""
+    calibration is finkg's own (first-line probes), the CI, by whole days, holds the mean,
+    and `--grow` grows a build over two replicas by the third."""
     from benchmarks.scale_recall import _day_ci, measure
     from finkg.retrieval.index.vectors import PROBE
 
@@ -107,3 +107,6 @@ def test_the_recall_benchmark_replicates_texts_and_reports_by_day(unit):
     assert 0 <= low <= figures["recall"] <= high <= 1
     values = np.array([1.0] * 5 + [0.0] * 5)
     assert _day_ci(values, days) == (0.0, 1.0)  # two days: all, none or half of them
+    grown = measure(texts, heads, days, unit, 3, added=1)["grown"]  # 120 rows, then 60 more
+    assert grown["added"] == 60 and "60 rows added since its build" in grown["described"]
+    assert grown["recall"] == 1.0 and grown["difference_ci_days"] == (0.0, 0.0)
