@@ -472,6 +472,7 @@ def test_refresh_indexes_fills_both_indexes(store: BaseStore, tmp_path: Path) ->
     assert (reports.directory / "text" / "manifest.json").exists()
     assert (reports.directory / "vectors" / "hash-32" / "manifest.json").exists()
     assert "text: tokenize" in stages and "vectors: embed" in stages
+    assert reports.search == "exact (below 100,000 nodes)"
     again = refresh_indexes(store, settings, embedder=embedder, vectors=False)
     assert (again.text.unchanged, again.vectors, len(embedder.texts)) == (2, None, 2)
 
@@ -487,6 +488,7 @@ def test_the_index_command_embeds_with_the_packaged_minilm(tmp_path: Path) -> No
     result = CliRunner().invoke(cli, ["index", "--store", str(location)], env=env)
     assert result.exit_code == 0, result.output
     assert "vectors (all-MiniLM-L6-v2" in result.output and "3 added" in result.output
+    assert "vector search: exact (below 100,000 nodes)" in result.output
     model = MiniLM(threads=1)
     folder = next((tmp_path / "store.indexes" / "vectors").iterdir())
     index = VectorIndex.open(folder, model_id=model.model_id, dim=model.dim)

@@ -196,6 +196,7 @@ def index_command(
     if reports.vectors is not None:
         name = f"vectors ({reports.model_id})"
         out.print(_refresh_line(name, reports.vectors, reports.vector_nodes), highlight=False)
+        out.print(f"vector search: {reports.search}", highlight=False)
 
 
 def _refresh_line(name: str, r: Any, nodes: int | None) -> str:

@@ -47,6 +47,7 @@ class IndexReports:
     vectors: RefreshReport | None  # None when vectors were not asked for
     vector_nodes: int | None
     model_id: str | None
+    search: str | None = None  # how the vector index searches: exact, or what its build chose
 
 
 def index_dir(store_location: str | Path | None, settings: Settings) -> Path:
@@ -173,7 +174,15 @@ def open_indexes(
         classes=classes,
     )
     report = index.refresh(store, embedder, progress=_prefixed("vectors", progress))
-    reports = IndexReports(directory, text_report, len(text), report, len(index), embedder.model_id)
+    chosen = index.calibration
+    search = (
+        chosen.describe()
+        if chosen is not None
+        else f"exact (below {index.faiss_threshold:,} nodes)"
+    )
+    reports = IndexReports(
+        directory, text_report, len(text), report, len(index), embedder.model_id, search
+    )
     return text, index, reports
 
 
