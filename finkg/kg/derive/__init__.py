@@ -16,6 +16,7 @@ share it and every ingest chunk can check `prov:wasDerivedFrom` against it.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import hashlib
 from collections.abc import Iterator
@@ -74,7 +75,7 @@ def derived_items(
             yield last
         last = item
     if last is not None:
-        yield Item(last.key, rest + last.quads, last.source, last.line, derived=True)
+        yield dataclasses.replace(last, quads=rest + last.quads)
 
 
 def source_document(

@@ -169,9 +169,10 @@ def items(
     source: str,
 ) -> Iterator[Item]:
     """The `fkg:IndicatorWindow`s of each candidate session, one item per session: a window
-    per series with five finite values, keyed by the session's first window and carrying
-    its source document's quads once. A session's windows are written (and skipped on a
-    re-ingest) together, so the key's presence means all of them are in the store.
+    per series with five finite values, keyed by the session's first window (the others
+    its `siblings`) and carrying its source document's quads once. A session's windows are
+    written (and skipped on a re-ingest) together, so the key's presence means all of them
+    are in the store.
 
     The hot path: every term shared by many windows is built once, and each window makes
     eleven new quads (pyoxigraph spends ~2 us on a quad with a literal object).
@@ -209,7 +210,7 @@ def items(
         at = common.datetime(cal.bar_available_at(w.dates[i]))
         day, movement, head = common.date(w.dates[i]), move[w.movement[i]], w.head(i)
         quads = list(source_quads)
-        key = None
+        key, siblings = None, []
         for name, indicator, strings, complete, prefix in columns:
             if not complete[i]:
                 continue
@@ -218,7 +219,10 @@ def items(
                 if prefix
                 else mint("window", w.ticker, name, iso, base=options.base)
             )
-            key = key or node
+            if key is None:
+                key = node
+            else:
+                siblings.append(node)
             text = Literal(head + _tail(name, strings, i))
             quads += (
                 Quad(node, p_type, c_window, g),
@@ -234,7 +238,7 @@ def items(
                 Quad(node, p_from, source_doc, g),
             )
         if key is not None:
-            yield Item(key, quads, source, derived=True)
+            yield Item(key, quads, source, derived=True, siblings=frozenset(siblings))
 
 
 def _prefix(ticker: str, name: str, options: IngestOptions) -> str | None:

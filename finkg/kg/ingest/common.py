@@ -308,7 +308,14 @@ class Lines(_Builder):
             self.statements += (s, p, o)  # flat: a tuple each would cost the GC its time
         return self
 
-    def item(self, key: NamedNode, source: str, line: int | None) -> TextItem:
+    def item(
+        self,
+        key: NamedNode,
+        source: str,
+        line: int | None,
+        *,
+        siblings: frozenset[NamedNode] = frozenset(),
+    ) -> TextItem:
         kind = self.types.get(str(key))
         if kind is None:
             raise ValueError(f"loader bug: the key {key} of {source} has no rdf:type statement")
@@ -321,6 +328,7 @@ class Lines(_Builder):
             source,
             line,
             self.statements,
+            siblings,
         )
 
 

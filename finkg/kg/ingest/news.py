@@ -231,4 +231,4 @@ def item(
         (FKG.site, common.string(site) if site else None),
         (PROV.wasDerivedFrom, doc),
     )
-    return q.item(node, source, line)
+    return q.item(node, source, line, siblings=frozenset({doc}))  # minted from the same key

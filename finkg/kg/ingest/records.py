@@ -31,7 +31,10 @@ class Item:
     its subjects beside it. `locate` gives the line of a node or value in the source, for
     the reports of a record that spans many lines. `derived` marks what finkg derives from
     other records (summaries, indicator windows): a re-ingest never revises it
-    (`revisions.py`), it revises what it derives from."""
+    (`revisions.py`), it revises what it derives from. `siblings` are the other subjects
+    the loader mints with the key and writes only with it (a session's other indicator
+    windows): new when the key is, so the vetting reads no stored context for them, as for
+    the key itself (`vetting._context`)."""
 
     key: NamedNode
     quads: list[Quad]
@@ -40,6 +43,7 @@ class Item:
     extends_store: bool = False
     locate: Callable[[str], int | None] | None = field(default=None, compare=False)
     derived: bool = False
+    siblings: frozenset[NamedNode] = frozenset()
 
     def line_of(self, text: str) -> int | None:
         """The line of `text` (a node's IRI, a value) in the source, else the item's."""
@@ -62,6 +66,7 @@ class TextItem:
     source: str
     line: int | None = None
     statements: Sequence[Term] = ()
+    siblings: frozenset[NamedNode] = frozenset()  # as `Item.siblings`: a news item's document
 
     @property
     def quads(self) -> list[Quad]:
