@@ -31,6 +31,7 @@ from finkg.config import Settings
 from finkg.errors import InputError
 from finkg.kg.store import BaseStore
 from finkg.ontology.terms import FKG, FKG_NS, terms_of
+from finkg.retrieval.index import persist
 from finkg.retrieval.index.embed import Embedder
 from finkg.retrieval.index.persist import DEFAULT_CLASSES, Progress, RefreshReport
 from finkg.retrieval.index.text import TextIndex
@@ -156,7 +157,8 @@ def open_indexes(
     """The refreshed indexes themselves, ready to serve pools, and what the refresh did."""
     directory = directory or index_dir(store.location, settings)
     text = TextIndex.open(text_dir(directory), classes=classes)
-    text_report = text.refresh(store, progress=_prefixed("text", progress))
+    read = persist.read_texts(store, persist.class_iris(classes))  # once, for both indexes
+    text_report = text.refresh(store, progress=_prefixed("text", progress), read=read)
     if not vectors:
         return text, None, IndexReports(directory, text_report, len(text), None, None, None)
     if embedder is None:
@@ -173,7 +175,7 @@ def open_indexes(
         dim=embedder.dim,
         classes=classes,
     )
-    report = index.refresh(store, embedder, progress=_prefixed("vectors", progress))
+    report = index.refresh(store, embedder, progress=_prefixed("vectors", progress), read=read)
     chosen = index.calibration
     search = (
         chosen.describe()

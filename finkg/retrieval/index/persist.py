@@ -110,6 +110,26 @@ def store_state(store: BaseStore) -> tuple[int, str | None]:
     return generation, head.maybe_string("commit")
 
 
+class StoreTexts(NamedTuple):
+    """The store's state and its texts of `classes`, read once for every index refreshed
+    from them (`indexes.open_indexes`: the BM25 and vector indexes read the same texts)."""
+
+    classes: tuple[str, ...]
+    generation: int
+    commit: str | None
+    texts: dict[str, str]
+    hashes: dict[str, str]
+
+
+def read_texts(store: BaseStore, classes: Sequence[str]) -> StoreTexts:
+    """The store's state, read first (so a later write leaves an index stale, never wrong),
+    then its texts of `classes` and their hashes."""
+    generation, commit = store_state(store)
+    texts = node_texts(store, classes)
+    hashes = {iri: text_hash(t) for iri, t in texts.items()}
+    return StoreTexts(tuple(classes), generation, commit, texts, hashes)
+
+
 class Changes(NamedTuple):
     """What a refresh works from: the store's state read first (so a later write leaves the
     index stale, never wrong), the texts and their hashes, and how they differ from the
@@ -123,12 +143,18 @@ class Changes(NamedTuple):
 
 
 def changes(
-    store: BaseStore, classes: Sequence[str], old_iris: Sequence[str], old_hashes: Sequence[str]
+    store: BaseStore,
+    classes: Sequence[str],
+    old_iris: Sequence[str],
+    old_hashes: Sequence[str],
+    *,
+    read: StoreTexts | None = None,
 ) -> Changes:
-    """The store's texts of `classes` against an index's (IRI, hash) pairs."""
-    generation, commit = store_state(store)  # read first: a later write => stale
-    texts = node_texts(store, classes)
-    hashes = {iri: text_hash(t) for iri, t in texts.items()}
+    """The store's texts of `classes` (`read` already, when it holds those classes) against
+    an index's (IRI, hash) pairs."""
+    if read is None or read.classes != tuple(classes):
+        read = read_texts(store, classes)
+    _, generation, commit, texts, hashes = read
     return Changes(generation, commit, texts, hashes, diff(old_iris, old_hashes, hashes))
 
 

@@ -150,12 +150,19 @@ class TextIndex(persist.PersistedIndex):
     def __repr__(self) -> str:
         return f"<TextIndex {self.directory}: {len(self)} nodes, generation {self.generation}>"
 
-    def refresh(self, store: BaseStore, *, progress: Progress | None = None) -> RefreshReport:
-        """Bring the index up to date with the store: tokenize new and changed nodes, drop
-        removed ones, rebuild the matrix, save atomically."""
+    def refresh(
+        self,
+        store: BaseStore,
+        *,
+        progress: Progress | None = None,
+        read: persist.StoreTexts | None = None,
+    ) -> RefreshReport:
+        """Bring the index up to date with the store (its texts `read` already, or read
+        now): tokenize new and changed nodes, drop removed ones, rebuild the matrix, save
+        atomically."""
         started = time.perf_counter()
         generation, commit, texts, hashes, d = persist.changes(
-            store, self._manifest["classes"], self._data.iris, self._data.hashes
+            store, self._manifest["classes"], self._data.iris, self._data.hashes, read=read
         )
         data, write = self._data, None
         if d.added or d.changed or d.removed or self._manifest["data"] is None:

@@ -188,8 +188,10 @@ class VectorIndex(persist.PersistedIndex):
         progress: Progress | None = None,
         batch_size: int = 256,
         checkpoint: int = 20_000,
+        read: persist.StoreTexts | None = None,
     ) -> RefreshReport:
-        """Embed new and changed nodes (each text once), drop removed ones, save."""
+        """Embed new and changed nodes (each text once), drop removed ones, save; the
+        store's texts `read` already, or read now."""
         if embedder.model_id != self.model_id or embedder.dim != self.dim:
             raise InputError(
                 f"this index holds {self.model_id} vectors ({self.dim} dimensions); "
@@ -203,7 +205,7 @@ class VectorIndex(persist.PersistedIndex):
         started = time.perf_counter()
         before = self._data  # its graph, which a checkpoint below leaves out
         generation, commit, texts, hashes, d = persist.changes(
-            store, self._manifest["classes"], self._data.iris, self._data.hashes
+            store, self._manifest["classes"], self._data.iris, self._data.hashes, read=read
         )
         todo, since = d.added + d.changed, 0
         done: dict[str, np.ndarray] = {}
