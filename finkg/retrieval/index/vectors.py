@@ -228,7 +228,8 @@ class VectorIndex(persist.PersistedIndex):
         if done or d.removed or unindexed or self._manifest["data"] is None:
             data = self._assemble(d.unchanged, done, hashes)
             if len(data.iris) >= self.faiss_threshold:
-                grown = None if unindexed or d.removed or d.changed else _grown(before, data)
+                only_added = not (unindexed or d.removed or d.changed)
+                grown = _grown(before, data, d.added) if only_added else None
                 data.hnsw = grown or self._graph(data, embedder, texts)
             self._commit(data, generation, commit)
         else:
@@ -327,13 +328,14 @@ class VectorIndex(persist.PersistedIndex):
         return self._data.hnsw.calibration if self._data.hnsw else None
 
 
-def _grown(old: _Data, data: _Data) -> Hnsw | None:
-    """`old`'s index with `data`'s new rows added (`grow`), or None: build one anew."""
+def _grown(old: _Data, data: _Data, added: list[str]) -> Hnsw | None:
+    """`old`'s index with the rows of `data` for the `added` IRIs (`grow`), or None: build
+    one anew."""
     if old.hnsw is None or old.hnsw.order is None:
         return None
     order = np.array([data.row[old.iris[r]] for r in old.hnsw.order], dtype=np.int64)
-    added = sorted(data.row[iri] for iri in set(data.iris) - set(old.iris))
-    return grow(old.hnsw, data.matrix, order, np.array(added, dtype=np.int64))
+    rows = np.array(sorted(data.row[iri] for iri in added), dtype=np.int64)
+    return grow(old.hnsw, data.matrix, order, rows)
 
 
 def lead(text: str) -> str:
