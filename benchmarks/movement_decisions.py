@@ -12,7 +12,8 @@ chosen retriever's heads are written to the store as RDF (`fkg:DecisionHead`).
 With `--adapter NAME` (an adapter trained by `finkg train-reader --job movement`, paper 001's
 StockLLM, on the same `--seed`'s training stocks), `none` and the chosen retriever read every
 query again with the adapted reader, in a table of their own beside the frozen reader's
-rules, with paired differences between the two.
+rules, with paired differences between the two; `--adapted-retrievers` names more (a
+FinSeer trained on the adapted reader's feedback, as paper 001 pairs them).
 
 Reads go through a score cache (`--cache`, keyed by the exact messages and the reader):
 stop the run at any time and start it again with the same options to continue; cached
@@ -83,6 +84,12 @@ def options(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--select-head", default="prior", choices=KINDS, help="chooses on validation")
     p.add_argument("--reader", default="qwen2.5-coder-0.5b-q4_0")
     p.add_argument("--adapter", help="a trained adapter's name: adds the adapted reader's rows")
+    p.add_argument(
+        "--adapted-retrievers",
+        default="",
+        help="retrievers the adapted reader reads too, beside none and the chosen one "
+        "(each must read every test query: --queries-small equal to --queries)",
+    )
     p.add_argument("--threads", type=int, help="reader and embedder threads [the free cores]")
     p.add_argument("--model-dir", type=Path, help="the trained retriever (for finseer)")
     p.add_argument("--k", type=int, default=5)
@@ -94,6 +101,18 @@ def options(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--no-heads", action="store_true", help="write no decision head to the store")
     args = p.parse_args(argv)
     args.retrievers = [check_retriever(r.strip()) for r in args.retrievers.split(",") if r.strip()]
+    args.adapted_retrievers = [
+        check_retriever(r.strip()) for r in args.adapted_retrievers.split(",") if r.strip()
+    ]
+    if args.adapted_retrievers and not args.adapter:
+        p.error("--adapted-retrievers needs --adapter")
+    if missing := set(args.adapted_retrievers) - set(args.retrievers):
+        p.error(f"--adapted-retrievers names {sorted(missing)}, not in --retrievers")
+    if args.adapted_retrievers and args.queries_small < args.queries:
+        p.error(
+            f"--adapted-retrievers needs every test query read by the frozen reader too: "
+            f"--queries-small {args.queries_small} is less than --queries {args.queries}"
+        )
     if args.queries_small > args.queries:
         p.error(f"--queries-small {args.queries_small} is more than --queries {args.queries}")
     if not args.val_to < args.start:
@@ -102,12 +121,21 @@ def options(argv: list[str] | None) -> argparse.Namespace:
     return args
 
 
+def frozen_settings(args: argparse.Namespace, env: Settings) -> Settings:
+    """The frozen reader's settings: `--reader` and `--threads`, and no adapter, whatever
+    FINKG_ADAPTER says (the frozen rows would be adapted reads; `--adapter` names the
+    adapted reader)."""
+    settings = env.with_(reader=args.reader)
+    if settings.adapter:
+        log(f"FINKG_ADAPTER={settings.adapter} ignored: --adapter names the adapted reader")
+        settings = settings.with_(adapter=None)
+    return settings.with_(threads=args.threads) if args.threads else settings
+
+
 def main(argv: list[str] | None = None) -> int:
     args = options(argv)
     started = time.perf_counter()
-    settings = Settings.from_env().with_(reader=args.reader)
-    if args.threads:
-        settings = settings.with_(threads=args.threads)
+    settings = frozen_settings(args, Settings.from_env())
     log(f"options: { {k: str(v) for k, v in vars(args).items()} }; threads {settings.threads}")
     skipped = {}
     model_dir = args.model_dir or default_model_dir(settings)
@@ -169,8 +197,9 @@ def main(argv: list[str] | None = None) -> int:
         adapted = Reader(
             open_reader(settings.with_(adapter=args.adapter)), pool, config, reader.cache, log=log
         )
+        also = [r for r in args.adapted_retrievers if r in retrievers]  # finseer may be skipped
         result = compare_adapted(
-            result, retrievers, val, test, adapted, n=args.bootstrap, seed=args.seed
+            result, retrievers, val, test, adapted, also=also, n=args.bootstrap, seed=args.seed
         )
     chosen = result.choice.best or "none"
     heads = {}
@@ -201,6 +230,11 @@ def main(argv: list[str] | None = None) -> int:
         **as_json(result),
         "heads": heads,
         "adapter": manifest.model_dump(mode="json") if manifest else None,
+        "finseer": (
+            json.loads((model_dir / "manifest.json").read_text())
+            if "finseer" in retrievers
+            else None
+        ),
         "heads_retriever": chosen,
         "skipped": skipped,
         "wall_seconds": round(time.perf_counter() - started, 1),

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from finkg.errors import InputError
 from finkg.kg.store import BaseStore
 from finkg.reader.llm import Message, ScriptedLLM
 from finkg.retrieval.sequence_retrievers import open_retriever
@@ -46,7 +47,9 @@ def follower(messages: Sequence[Message], options: Sequence[str]) -> dict[str, f
     return {"rise": -0.3 + 0.2 * lean + noise, "fall": -1.6 - 0.2 * lean - noise}
 
 
-def run(store: BaseStore, cache: Path | None = None, *, flip: bool = False) -> tuple:
+def run(
+    store: BaseStore, cache: Path | None = None, *, flip: bool = False, small: int = 12
+) -> tuple:
     val = labelled_queries(store, TICKERS, SESSIONS[20], SESSIONS[33], n=24, seed=0, salt="v")
     test = labelled_queries(store, TICKERS, SESSIONS[34], SESSIONS[-1], n=30, seed=0, salt="t")
     if flip:  # what the test queries turned out to be must not change the choice
@@ -56,7 +59,7 @@ def run(store: BaseStore, cache: Path | None = None, *, flip: bool = False) -> t
     lines: list[str] = []
     reader = Reader(llm, pool, MovementConfig(k=5, sample=1.0), ScoreCache(cache), log=lines.append)
     retrievers = {name: open_retriever(name) for name in NAMES}
-    result = compare(retrievers, val, test, reader, small=12, n=100)
+    result = compare(retrievers, val, test, reader, small=small, n=100)
     return result, llm, lines, val, test
 
 
@@ -201,9 +204,69 @@ def test_an_adapted_reader_is_tabled_beside_the_frozen_one(store: BaseStore, pla
             "pool": 1, "k": 5, "threads": 1,
         },
         **as_json(both), "adapter": manifest, "wall_seconds": 1.0,
+        "finseer": {
+            "model_id": "finseer@sha256:0123456789ab", "base_model": "minilm@sha256:0",
+            "reader": "scripted-follower+lora:" + "a" * 64,
+            "split_counts": {"train": 1, "valid": 1, "test": 1},
+            "examples": {"train": 8, "valid": 2},
+            "hyper_parameters": {"query_from": "2019-01-02", "query_to": "2019-02-01",
+                                 "candidates": 16, "positives": 1, "negatives": 15,
+                                 "alpha": 0.1, "tau": 0.05, "epochs": 3, "lr": 2e-5},
+            "valid_kl": {"base_minilm": 2.9, "finseer": 2.7}, "seconds": 12.0,
+        },
     }  # fmt: skip
     text = render(json.loads(json.dumps(report)))
+    assert "## The trained retriever (paper 001's FinSeer)" in text
+    assert "feedback of `scripted-follower+lora:aaaa" in text and "2.900 for the packaged" in text
     assert "## The adapted reader (paper 001's StockLLM)" in text
     assert "on 40 questions of the 1 training stocks" in text and "0.000 frozen, 0.100" in text
     assert f"## The adapted reader beside the frozen one on all {len(test)} test queries" in text
     assert "vs the frozen reader's same rule" in text and "| none+lora/prior |" in text
+
+
+def test_the_adapted_reader_reads_the_retrievers_asked_for_and_only_fully_read_ones(
+    store: BaseStore, plain: tuple
+) -> None:
+    result, _, _, val, test = plain
+    pool = WindowPool.load(store, before=max(q.decision for q, _ in val + test))
+    retrievers = {name: open_retriever(name) for name in NAMES}
+    other = next(r for r in ("random", "dtw") if r != result.choice.best)
+
+    def adapted() -> tuple[ScriptedLLM, Reader]:
+        llm = ScriptedLLM(scores=contrarian, model_id="scripted-follower+lora:" + "b" * 64)
+        return llm, Reader(llm, pool, MovementConfig(k=5, sample=1.0), ScoreCache(None))
+
+    # `other` read the first 12 test queries only: nothing to pair its adapted reads with
+    llm, reader = adapted()
+    with pytest.raises(InputError, match="every test query") as e:
+        compare_adapted(result, retrievers, val, test, reader, also=[other], n=100)
+    assert e.value.value == [other] and llm.calls == []
+    # every retriever read every test query: the one asked for is read and tabled too
+    full = run(store, small=len(test))[0]
+    llm, reader = adapted()
+    both = compare_adapted(full, retrievers, val, test, reader, also=[other], n=100)
+    assert len(llm.calls) == 3 * (len(val) + len(test))
+    extra = both.tables[-1]
+    assert set(extra.retrievers) == {*NAMES, *(r + "+lora" for r in NAMES)}
+    rows = {r.name: r for r in extra.rows}
+    assert f"{other}/prior" in rows[f"{other}+lora/prior"].versus
+
+
+def test_the_benchmark_reads_its_frozen_rows_without_the_adapter_of_the_environment(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
+) -> None:
+    from benchmarks.movement_decisions import frozen_settings, options
+    from finkg.config import Settings
+
+    monkeypatch.setenv("FINKG_ADAPTER", "stockllm-0.5b")  # as the movement page leaves it
+    args = options(["--store", str(tmp_path / "s"), "--adapter", "stockllm-0.5b", "--threads", "1"])
+    env = Settings.from_env()
+    assert env.adapter == "stockllm-0.5b"
+    frozen = frozen_settings(args, env)
+    assert frozen.adapter is None and frozen.reader == args.reader and frozen.threads == 1
+    assert "FINKG_ADAPTER=stockllm-0.5b ignored" in capsys.readouterr().err
+    with pytest.raises(SystemExit):  # a retriever the adapted reader reads must read them all
+        options(["--retrievers", "none,dtw", "--adapter", "a", "--adapted-retrievers", "dtw"])
+    with pytest.raises(SystemExit):  # and be one of the run's
+        options(["--adapter", "a", "--adapted-retrievers", "bm25", "--retrievers", "none",
+                 "--queries-small", "1000"])  # fmt: skip

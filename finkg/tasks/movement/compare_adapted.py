@@ -1,13 +1,16 @@
 """An adapted reader beside the frozen one (paper 001's StockLLM: a LoRA adapter trained by
-`finkg train-reader --job movement`): `none` and the chosen retriever read every validation
-and test query again with the adapted reader, and a table more holds both readers' rules,
+`finkg train-reader --job movement`): `none` and the chosen retriever (and any retriever
+asked for by name: a FinSeer trained on the adapted reader's feedback, paper 001's pairing)
+read every validation and test query again with the adapted reader, and a table more holds
+both readers' rules,
 each adapted rule (`none+lora/prior`) paired with the frozen reader's same rule
 (`compare.table`)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
+from finkg.errors import InputError
 from finkg.retrieval.sequence_retrievers import SequenceRetriever
 from finkg.tasks.movement.compare import ADAPTED, Comparison, Labelled, Reader, table
 
@@ -19,13 +22,24 @@ def compare_adapted(
     test: Labelled,
     adapted: Reader,
     *,
+    also: Sequence[str] = (),
     n: int = 1000,
     seed: int = 0,
 ) -> Comparison:
-    """`c` with a table more: `none` and the chosen retriever read by the frozen reader and
-    by `adapted` on every test query, their heads fitted on the same validation queries
-    (module docstring). The choice stays the frozen reader's."""
-    names = [r for r in dict.fromkeys(("none", c.choice.best)) if r and r in retrievers]
+    """`c` with a table more: `none`, the chosen retriever and those in `also` read by the
+    frozen reader and by `adapted` on every test query, their heads fitted on the same
+    validation queries (module docstring). The choice stays the frozen reader's."""
+    unread = [r for r in also if r not in c.test or len(c.test[r]) < len(test)]
+    if unread:
+        raise InputError(
+            "the adapted reader is paired with the frozen reader's reads of every test query: "
+            "name retrievers that read them all (the chosen one, or --queries-small equal to "
+            "--queries)",
+            field="also",
+            value=unread,
+        )
+    wanted = ("none", c.choice.best, *also)
+    names = [r for r in dict.fromkeys(wanted) if r and r in retrievers]
     fitting, tested = dict(c.fitting), dict(c.test)
     for r in names:
         fitting[r + ADAPTED] = adapted.items(retrievers[r], validation, "validation, adapted")

@@ -110,6 +110,28 @@ def adapter_section(m: Mapping[str, Any] | None) -> list[str]:
     ]
 
 
+def retriever_section(m: Mapping[str, Any] | None) -> list[str]:
+    """What the trained retriever (FinSeer) learned from, from its manifest (none: nothing)."""
+    if not m:
+        return []
+    h, kl, n = m["hyper_parameters"], m["valid_kl"], m["examples"]
+    counts = m["split_counts"]
+    return [
+        "## The trained retriever (paper 001's FinSeer)",
+        "",
+        f"`{m['model_id']}`: a bi-encoder initialised from `{m['base_model']}`, trained by "
+        f"`finkg train-retriever` on the feedback of `{m['reader']}`: {n['train']} queries of "
+        f"the {counts['train']} training stocks and {n['valid']} of the {counts['valid']} "
+        f"validation stocks, decided {h['query_from']} to {h['query_to']}, each with "
+        f"{h['candidates']} windows scored by the reader (top {h['positives']} positive, "
+        f"bottom {h['negatives']} negatives; alpha {h['alpha']}, tau {h['tau']}, "
+        f"{h['epochs']} epochs, lr {h['lr']}). Validation KL to the reader's preferences: "
+        f"{kl['base_minilm']:.3f} for the packaged MiniLM, {kl['finseer']:.3f} trained; "
+        f"{m['seconds']:.0f} s. The test stocks were never trained on.",
+        "",
+    ]
+
+
 def render(result: Result) -> str:
     """The report (module docstring) from the benchmark's result dict."""
     o, data, sel = result["options"], result["data"], result["selection"]
@@ -157,6 +179,7 @@ def render(result: Result) -> str:
         "",
     ]
     lines += adapter_section(result.get("adapter"))
+    lines += retriever_section(result.get("finseer"))
     for t in result["tables"]:
         rules = t["rules"]
         n = t["queries"]
