@@ -33,13 +33,18 @@ import datetime as dt
 import json
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from benchmarks.harness import bootstrap_option, data_option, notes, report_option
 from benchmarks.movement import has_windows, ingest_market
 from finkg.config import Settings
+from finkg.errors import InputError
 from finkg.kg.store import open_store
 from finkg.reader.transport.backends import open_reader
+from finkg.retrieval.rank import finseer
+from finkg.retrieval.rank.trained import read_manifest
 from finkg.retrieval.sequence_retrievers import RETRIEVERS, check_retriever
 from finkg.retrieval.sequences import WindowPool
 from finkg.tasks.head_records import write_head
@@ -132,6 +137,20 @@ def frozen_settings(args: argparse.Namespace, env: Settings) -> Settings:
     return settings.with_(threads=args.threads) if args.threads else settings
 
 
+def finseer_manifest(model_dir: Path, test_stocks: Sequence[str]) -> dict[str, Any]:
+    """The trained FinSeer's manifest, refused when it trained on a test stock (its split's
+    seed or store differ from the benchmark's): its test figures would have seen them."""
+    m = read_manifest(model_dir, kind=finseer.KIND, format=finseer.FORMAT, train=finseer.TRAIN)
+    if seen := sorted(set(test_stocks) & {*m["split"]["train"], *m["split"]["valid"]}):
+        raise InputError(
+            f"the FinSeer in {model_dir} was trained on test stocks",
+            field="--model-dir",
+            value=seen,
+            hint="train it with the benchmark's --seed on the same store",
+        )
+    return m
+
+
 def main(argv: list[str] | None = None) -> int:
     args = options(argv)
     started = time.perf_counter()
@@ -167,6 +186,13 @@ def main(argv: list[str] | None = None) -> int:
         f"{len(val)} validation and {len(test)} test queries on {len(stocks)} stocks; "
         f"{len(pool)} windows in the pool"
     )
+    trained = None
+    if "finseer" in args.retrievers:
+        try:
+            trained = finseer_manifest(model_dir, stocks)
+        except InputError as e:
+            log(f"refused: {e}")
+            return 2
     llm = open_reader(settings)
     retrievers = {}
     for name in args.retrievers:
@@ -230,11 +256,7 @@ def main(argv: list[str] | None = None) -> int:
         **as_json(result),
         "heads": heads,
         "adapter": manifest.model_dump(mode="json") if manifest else None,
-        "finseer": (
-            json.loads((model_dir / "manifest.json").read_text())
-            if "finseer" in retrievers
-            else None
-        ),
+        "finseer": trained if "finseer" in retrievers else None,
         "heads_retriever": chosen,
         "skipped": skipped,
         "wall_seconds": round(time.perf_counter() - started, 1),

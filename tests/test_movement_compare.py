@@ -270,3 +270,16 @@ def test_the_benchmark_reads_its_frozen_rows_without_the_adapter_of_the_environm
     with pytest.raises(SystemExit):  # and be one of the run's
         options(["--adapter", "a", "--adapted-retrievers", "bm25", "--retrievers", "none",
                  "--queries-small", "1000"])  # fmt: skip
+
+
+def test_the_benchmark_refuses_a_finseer_trained_on_its_test_stocks(tmp_path: Path) -> None:
+    from benchmarks.movement_decisions import finseer_manifest
+    from finkg.retrieval.rank import finseer
+    from finkg.retrieval.rank.trained import write_manifest
+
+    split = {"train": ["AAA", "BBB"], "valid": ["CCC"], "test": ["DDD", "EEE"]}
+    write_manifest(tmp_path, {"kind": finseer.KIND, "format": finseer.FORMAT, "split": split})
+    assert finseer_manifest(tmp_path, ["DDD", "EEE"])["split"] == split
+    with pytest.raises(InputError, match="trained on test stocks") as e:
+        finseer_manifest(tmp_path, ["CCC", "DDD"])  # another seed's test stocks
+    assert e.value.value == ["CCC"]
