@@ -5,7 +5,9 @@ on stores of several sizes, with its slope against the triples.
 union default graph. This runs the same queries the same way, one at a time, on each store
 given (for example the 1× and 5× stores `python -m benchmarks.scale --sizes 1,5 --keep`
 leaves), and reports the checks that take the most time at the largest store, with the
-slope of each (time ∝ triples^slope: 1 linear) and the share of the whole.
+slope of each (time ∝ triples^slope: 1 linear) and the share of the whole. Then it times the
+passes `validate_store` runs them in (`shapes/passes.py`: the checks of one shape and path
+in one query), on the same store right after, so the two totals compare.
 
     python -m benchmarks.validate_checks STORE [STORE ...] [--top 15]
 """
@@ -21,6 +23,7 @@ from pathlib import Path
 from benchmarks.harness import notes, report_option
 from finkg import queries
 from finkg.kg.store import open_store
+from finkg.shapes.passes import plan
 from finkg.shapes.validate import finkg_checks
 
 
@@ -37,6 +40,7 @@ def parser() -> argparse.ArgumentParser:
 def measure(path: Path) -> dict:
     """Each applying check's seconds and rows on the store at `path` (opened read-only)."""
     checks = finkg_checks()
+    applying = []
     with open_store(path, read_only=True) as store:
         triples = sum(r.integer("triples") for r in queries.select(store, "graph_counts"))
         present = {
@@ -47,6 +51,7 @@ def measure(path: Path) -> dict:
         for check in checks:
             if not (check.other_targets or check.classes & present):
                 continue
+            applying.append(check)
             started = time.perf_counter()
             rows = sum(1 for _ in store.select(check.query, default_graphs="union"))
             seconds = time.perf_counter() - started
@@ -60,7 +65,14 @@ def measure(path: Path) -> dict:
                 }
             )
             print(f"{seconds:8.2f} s  {check.component:<12} {check.path[-50:]}", flush=True)
-    return {"store": str(path), "triples": triples, "checks": timed}
+        passes = []
+        for run in plan(applying):
+            started = time.perf_counter()
+            rows = sum(1 for _ in store.select(run.query, default_graphs="union"))
+            seconds = time.perf_counter() - started
+            passes.append({"checks": len(run.checks), "seconds": seconds, "rows": rows})
+            print(f"{seconds:8.2f} s  a pass of {len(run.checks)} check(s)", flush=True)
+    return {"store": str(path), "triples": triples, "checks": timed, "passes": passes}
 
 
 def _key(check: dict) -> str:
@@ -90,6 +102,21 @@ def write(report: Path, runs: list[dict], top: int) -> None:
         slope = f"{math.log(seconds / first_s) / math.log(grew):.2f}" if grew > 1 else "—"
         lines.append(
             f"| {r['store']} | {r['triples']:,} | {len(r['checks'])} | {seconds:.1f} | {slope} |"
+        )
+    lines += [
+        "",
+        "The same checks in the passes `validate_store` runs (`shapes/passes.py`: the checks "
+        "of one shape and path in one query), timed right after them on the same store:",
+        "",
+        "| store | checks, one query each: queries, s | in passes: queries, s | time saved |",
+        "|---|---|---|---|",
+    ]
+    for r in runs:
+        alone = sum(c["seconds"] for c in r["checks"])
+        joined = sum(p["seconds"] for p in r["passes"])
+        lines.append(
+            f"| {r['store']} | {len(r['checks'])}, {alone:.1f} | {len(r['passes'])}, "
+            f"{joined:.1f} | {1 - joined / alone:.0%} |"
         )
     lines += [
         "",

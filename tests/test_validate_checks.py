@@ -36,5 +36,9 @@ def test_every_applying_check_is_timed_on_each_store_with_its_slope(tmp_path: Pa
     keys = [[(c["shape"], c["path"], c["component"]) for c in r["checks"]] for r in runs]
     assert keys[0] == keys[1] and keys[0]
     assert sum(c["rows"] for c in runs[1]["checks"]) > sum(c["rows"] for c in runs[0]["checks"])
+    # the passes hold every applying check, in fewer queries, and find the violations too
+    for r in runs:
+        assert sum(p["checks"] for p in r["passes"]) == len(r["checks"]) > len(r["passes"])
+        assert sum(p["rows"] for p in r["passes"]) > 0
     text = report.read_text()
     assert "The 3 slowest" in text and text.count("\n| ") >= 2 + 1 + 3

@@ -2,7 +2,8 @@
 its focus nodes come from, and a class's closure under rdfs:subClassOf (`subclasses`).
 
 `compile.py` reads a shapes graph into checks, `constraints.py` writes each component's
-query, `engine.py` and `screen.py` run them.
+query, `engine.py` and `screen.py` run them; `passes.py` joins the checks of one shape and
+path that can share a pass (`Shared`) into one query.
 """
 
 from __future__ import annotations
@@ -15,6 +16,22 @@ from rdflib.namespace import RDFS
 # A check's `arg`, by component (see `Check`): a count or length; an IRI or a term as
 # N-Triples; class IRIs or allowed terms; (pattern, flags); (operator, lexical, datatype).
 Arg = int | str | frozenset[str] | tuple[str, str | None] | tuple[str, str, str] | None
+
+
+@dataclass(frozen=True)
+class Shared:
+    """How a check reads in one pass with the others of its shape and path (`passes.py`).
+
+    `pattern` binds ?focus to each focus node and ?value to each of its value nodes, leaving
+    ?value unbound where a focus node has none; checks with the same pattern share the pass.
+    `flag` is true on a row that violates the constraint and false otherwise, never an
+    error. With `another`, the pass also binds ?another to a second value of the same focus
+    node where there is one (sh:maxCount 1)."""
+
+    pattern: str
+    flag: str
+    with_value: bool = True  # the violation names the value node (counts name none)
+    another: str = ""  # the pattern that binds ?another, where the flag reads it
 
 
 @dataclass(frozen=True)
@@ -40,6 +57,7 @@ class Check:
     arg: Arg = None
     severity: str = "Violation"
     other_targets: bool = False  # targets beyond `classes`: run whatever classes occur
+    shared: Shared | None = None  # where the check can share a pass with others
 
 
 @dataclass(frozen=True)
@@ -95,4 +113,4 @@ def subclasses(ontology: rdflib.Graph, cls: rdflib.term.Node) -> list[str]:
     return sorted(c.n3() for c in found)
 
 
-__all__ = ["Arg", "Check", "Focus", "subclasses"]
+__all__ = ["Arg", "Check", "Focus", "Shared", "subclasses"]

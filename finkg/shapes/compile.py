@@ -1,4 +1,5 @@
-"""SHACL shapes as SPARQL: one SELECT per constraint, run by Oxigraph.
+"""SHACL shapes as SPARQL: one SELECT per constraint, run by Oxigraph (the constraints of
+one shape and path in one pass where they can share it: `passes.py`).
 
 pyshacl validates about 7,000 triples a second here; ingest must check hundreds of
 thousands. This module reads a shapes graph and writes, for every constraint of every

@@ -18,7 +18,7 @@ import rdflib
 from rdflib.collection import Collection
 from rdflib.namespace import SH, XSD
 
-from finkg.shapes.checks import Arg, Check, Focus, subclasses
+from finkg.shapes.checks import Arg, Check, Focus, Shared, subclasses
 from finkg.shapes.terms import REWRITTEN_DATATYPES, rewritten, to_oxigraph, well_formed, xpath_regex
 
 Refuse = Callable[[rdflib.term.Node, str], NoReturn]
@@ -74,6 +74,24 @@ class Site:
         """Binds `var` to each value node of each focus node."""
         return f"?focus {self.path} {var} ." if self.path else f"BIND (?focus AS {var})"
 
+    @property
+    def pass_pattern(self) -> str:
+        """The pattern of a pass shared by this shape's checks (`Shared`): every focus node,
+        with each of its value nodes where it has any."""
+        values = (
+            f"OPTIONAL {{ ?focus {self.path} ?value }}" if self.path else "BIND (?focus AS ?value)"
+        )
+        return f"{self.focus.pattern()} {values}"
+
+    def shared(self, flag: str, *, with_value: bool = True, another: bool = False) -> Shared:
+        """This site's pass, with `flag` true where a row violates the constraint."""
+        pattern = (
+            f"OPTIONAL {{ ?focus {self.path} ?another FILTER (!sameTerm(?another, ?value)) }}"
+            if another
+            else ""
+        )
+        return Shared(self.pass_pattern, flag, with_value, pattern)
+
     def holds(self, var: str) -> str:
         """True (as a pattern) when the bound `var` is a value node of ?focus."""
         return f"?focus {self.path} {var} ." if self.path else f"FILTER (sameTerm(?focus, {var}))"
@@ -90,6 +108,7 @@ class Site:
         tail: str = "",
         *,
         arg: Arg = None,
+        shared: Shared | None = None,
     ) -> Check:
         query = f"SELECT DISTINCT {select} WHERE {{ {self.focus.pattern()} {where} }} {tail}"
         text = self.shapes.value(self.shape, SH.message)
@@ -104,12 +123,14 @@ class Site:
             arg,
             severity=str(severity).rsplit("#", 1)[-1] if severity is not None else "Violation",
             other_targets=self.focus.other_targets,
+            shared=shared,
         )
 
     def test(self, condition: str, component: str, default: str, *, arg: Arg = None) -> Check:
         """A check of each value node: a violation where `condition` is not true."""
         where = f"{self.values()} FILTER (!COALESCE({condition}, false))"
-        return self.check(component, default, where, arg=arg)
+        flag = self.shared(f"BOUND(?value) && !COALESCE({condition}, false)")
+        return self.check(component, default, where, arg=arg, shared=flag)
 
 
 def refuse_rewritten(
@@ -145,7 +166,12 @@ def _counts(site: Site) -> Iterator[Check]:
     for n in (int(c) for c in site.objects(SH.minCount)):
         if n == 1:
             yield site.check(
-                "MinCount", "no value", f"FILTER NOT EXISTS {{ ?focus {p} ?v }}", "?focus", arg=n
+                "MinCount",
+                "no value",
+                f"FILTER NOT EXISTS {{ ?focus {p} ?v }}",
+                "?focus",
+                arg=n,
+                shared=site.shared("!BOUND(?value)", with_value=False),
             )
         elif n > 1:
             where, tail = (
@@ -156,7 +182,8 @@ def _counts(site: Site) -> Iterator[Check]:
     for n in (int(c) for c in site.objects(SH.maxCount)):
         if n == 1:
             where = f"?focus {p} ?v . ?focus {p} ?w . FILTER (!sameTerm(?v, ?w))"
-            yield site.check("MaxCount", "more than one value", where, "?focus", arg=n)
+            flag = site.shared("BOUND(?another)", with_value=False, another=True)
+            yield site.check("MaxCount", "more than one value", where, "?focus", arg=n, shared=flag)
         else:
             tail = f"GROUP BY ?focus HAVING (COUNT(DISTINCT ?v) > {n})"
             yield site.check(
@@ -194,22 +221,25 @@ def _values(site: Site) -> Iterator[Check]:
     for cls in site.objects(SH["class"]):
         _iri(site, cls, "sh:class")
         members = subclasses(site.ontology, cls)
-        where = (
-            f"{site.values()} FILTER NOT EXISTS {{ VALUES ?vclass {{ {' '.join(members)} }} "
-            "?value a ?vclass }"
-        )
+        member = f"{{ VALUES ?vclass {{ {' '.join(members)} }} ?value a ?vclass }}"
+        where = f"{site.values()} FILTER NOT EXISTS {member}"
         arg = frozenset(c.strip("<>") for c in members)
-        yield site.check("Class", f"value is not a {cls}", where, arg=arg)
+        flag = site.shared(f"BOUND(?value) && NOT EXISTS {member}")
+        yield site.check("Class", f"value is not a {cls}", where, arg=arg, shared=flag)
     for head in site.objects(SH["in"]):
         items = list(Collection(site.shapes, head))
         _refuse_blank(site, "sh:in", items)
         terms = [m.n3() for m in items]
-        where = (
-            f"{site.values()} FILTER NOT EXISTS {{ VALUES ?allowed {{ {' '.join(terms)} }} "
-            "FILTER (sameTerm(?value, ?allowed)) }"
+        allowed = (
+            f"{{ VALUES ?allowed {{ {' '.join(terms)} }} FILTER (sameTerm(?value, ?allowed)) }}"
         )
+        where = f"{site.values()} FILTER NOT EXISTS {allowed}"
         yield site.check(
-            "In", "value is not one of the allowed values", where, arg=frozenset(terms)
+            "In",
+            "value is not one of the allowed values",
+            where,
+            arg=frozenset(terms),
+            shared=site.shared(f"BOUND(?value) && NOT EXISTS {allowed}"),
         )
     for value in site.objects(SH.hasValue):
         _refuse_blank(site, "sh:hasValue", [value])

@@ -2,8 +2,9 @@
 
 - Subclasses stated in the data widen class targets and sh:class: when the data states a
   subclass the compiled checks did not know, the shapes are compiled again with it.
-- A check runs only where its target classes occur (or it has other targets), `workers`
-  checks at a time: they are independent reads, and Oxigraph (and a SPARQL server) answers
+- A check runs only where its target classes occur (or it has other targets), in one pass
+  with the others of its shape and path where it can (`passes.py`), `workers` passes at a
+  time: they are independent reads, and Oxigraph (and a SPARQL server) answers
   queries in parallel, without Python's lock.
 - Rows where Oxigraph could not compare two numbers (?cmp unbound: integers beyond 64 bits,
   decimals beyond 18 places) are decided in Python, exactly; the rest stand as violations.
@@ -22,6 +23,7 @@ from finkg import queries
 from finkg.queries.results import Term
 from finkg.shapes.checks import Check
 from finkg.shapes.compile import compile_shapes
+from finkg.shapes.passes import Pass, plan
 from finkg.shapes.report import Report, Violation
 from finkg.shapes.terms import numeric_holds
 
@@ -58,8 +60,9 @@ def run_checks(
     applying = [c for c in checks if c.other_targets or c.classes & present]
     say = progress or (lambda _stage, _done, _total: None)
     say("checking shapes", 0, len(applying))
-    for done, (check, rows) in enumerate(_each(select, applying, workers), start=1):
-        for row in rows:
+    done = 0
+    for run, rows in _each(select, plan(applying), workers):
+        for check, row in run.rows(rows):
             if _holds_after_all(check, row):
                 continue
             value, path = row.get("value"), row.get("path")
@@ -73,20 +76,21 @@ def run_checks(
                     severity=check.severity,
                 )
             )
+        done += len(run.checks)
         say("checking shapes", done, len(applying))
     violations = sorted(found, key=lambda v: (v.shape, v.focus, v.path or "", v.value or ""))
     return Report(not violations, violations, triples)
 
 
 def _each(
-    select: Select, checks: Sequence[Check], workers: int
-) -> Iterator[tuple[Check, list[dict[str, Term | None]]]]:
-    """Each check with its rows, in the order of `checks`, `workers` queries at a time."""
+    select: Select, passes: Sequence[Pass], workers: int
+) -> Iterator[tuple[Pass, list[dict[str, Term | None]]]]:
+    """Each pass with its rows, in the order of `passes`, `workers` queries at a time."""
     if workers < 2:
-        yield from ((check, select(check.query)) for check in checks)
+        yield from ((run, select(run.query)) for run in passes)
         return
     with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="finkg-check") as pool:
-        yield from zip(checks, pool.map(select, (check.query for check in checks)), strict=True)
+        yield from zip(passes, pool.map(select, (run.query for run in passes)), strict=True)
 
 
 def _text(term: Term | None) -> str:
