@@ -22,7 +22,7 @@ import sys
 import time
 from pathlib import Path
 
-from benchmarks.harness import ROOT, data_option
+from benchmarks.harness import ROOT, data_option, notes
 from finkg.config import Settings
 from finkg.evaluation.metrics import (
     candidate_movement_correlation,
@@ -285,7 +285,7 @@ def _report(args, settings, split, labelled, pool, reader_id, results) -> None: 
     if "finseer" in results:
         lines += ["", *finseer_section(args.model_dir)]
     args.report.parent.mkdir(parents=True, exist_ok=True)
-    args.report.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    args.report.write_text("\n".join([*lines, *notes(args.report)]) + "\n", encoding="utf-8")
     print(f"report: {args.report}")
 
 
