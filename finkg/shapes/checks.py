@@ -1,9 +1,9 @@
 """What a compiled shape is made of: a `Check` (one constraint as a query), the `Focus`
 its focus nodes come from, and a class's closure under rdfs:subClassOf (`subclasses`).
 
-`compile.py` reads a shapes graph into checks, `constraints.py` writes each component's
-query, `engine.py` and `screen.py` run them; `passes.py` joins the checks of one shape and
-path that can share a pass (`Shared`) into one query.
+`compile.py` reads a shapes graph into checks, `constraints.py` (with `site.py`) writes
+each component's query, `engine.py` and `screen.py` run them; `passes.py` joins the checks
+of one shape and path that can share a pass (`Shared`) into one query.
 """
 
 from __future__ import annotations

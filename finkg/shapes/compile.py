@@ -30,6 +30,7 @@ from rdflib.namespace import OWL, RDF, RDFS, SH
 from finkg.errors import InputError
 from finkg.shapes import constraints
 from finkg.shapes.checks import Check, Focus, subclasses
+from finkg.shapes.site import Site
 from finkg.shapes.terms import PathError, sparql_path
 
 
@@ -163,7 +164,7 @@ def _shape_checks(
             _refuse(shape, _REFUSED[p], path_iri)
         if str(p).startswith(str(SH)) and p not in _PREDICATES:
             _refuse(shape, p.n3(shapes.namespace_manager), path_iri)
-    site = constraints.Site(
+    site = Site(
         shapes=shapes,
         ontology=ontology,
         shape=shape,
