@@ -37,6 +37,7 @@ import anyio
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
+from benchmarks.harness import write_report
 from finkg import queries
 from finkg.config import Settings
 from finkg.kg.store import open_store
@@ -164,7 +165,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         print(f"{k:16} median {v['median']:.3f}  [{v['min']:.3f}, {v['max']:.3f}]")
     if args.report:
         args.report.write_text(json.dumps(result, indent=2) + "\n")
-        args.report.with_suffix(".md").write_text(render(result))
+        write_report(args.report.with_suffix(".md"), render(result))
     return result
 
 

@@ -36,6 +36,15 @@ def notes(report: Path) -> list[str]:
     return ["", path.read_text().rstrip("\n")] if path.exists() else []
 
 
+def write_report(report: Path, text: str) -> None:
+    """Write a report's Markdown `text`, ending with its notes (`notes`), into a folder made
+    if need be: every benchmark writes its report through here, so a reading kept in
+    `NAME.notes.md` survives the next run."""
+    report = Path(report)
+    report.parent.mkdir(parents=True, exist_ok=True)
+    report.write_text("\n".join([text.rstrip("\n"), *notes(report)]) + "\n", encoding="utf-8")
+
+
 def data_option(parser: argparse.ArgumentParser, default: Path = DATA) -> None:
     parser.add_argument(
         "--data",

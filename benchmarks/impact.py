@@ -42,7 +42,13 @@ from zoneinfo import ZoneInfo
 
 import numpy as np
 
-from benchmarks.harness import DATA, bootstrap_option, report_option, threads_option
+from benchmarks.harness import (
+    DATA,
+    bootstrap_option,
+    report_option,
+    threads_option,
+    write_report,
+)
 from benchmarks.impact_adapted import decisions_json
 from benchmarks.impact_data import bars_span, build, describe
 from benchmarks.impact_replies import compare_replies
@@ -380,7 +386,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     text = "\n".join(lines) + "\n"
     print(text)
-    args.report.write_text(text)
+    write_report(args.report, text)
     args.report.with_suffix(".json").write_text(
         json.dumps(summary_json(facts, runs, rows, ics, memory_rows, comparison, decided), indent=2)
         + "\n"

@@ -32,7 +32,7 @@ from pathlib import Path
 
 import numpy as np
 
-from benchmarks.harness import bootstrap_option
+from benchmarks.harness import bootstrap_option, write_report
 from finkg.tasks.decisions import RuleFigures, comparisons, figures, table
 from finkg.tasks.impact.scoreboard import METRICS, Anchors
 from finkg.tasks.impact.scoring import CLASSES
@@ -220,7 +220,7 @@ def main(argv: list[str] | None = None) -> int:
     rows = score(paired, n=args.bootstrap)
     text = "\n".join(report(frozen, adapted, paired, rows)) + "\n"
     print(text)
-    args.report.write_text(text)
+    write_report(args.report, text)
     return 0
 
 

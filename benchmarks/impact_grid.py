@@ -24,7 +24,7 @@ import sys
 import time
 from pathlib import Path
 
-from benchmarks.harness import data_option, report_option, threads_option
+from benchmarks.harness import data_option, report_option, threads_option, write_report
 from benchmarks.impact import PROXY, clear_runs, stratified, year
 from benchmarks.impact_data import build
 from finkg.config import Settings
@@ -172,8 +172,7 @@ def main(argv: list[str] | None = None) -> int:
     ]
     text = "\n".join(lines) + "\n"
     print(text)
-    args.report.parent.mkdir(parents=True, exist_ok=True)
-    args.report.write_text(text)
+    write_report(args.report, text)
     args.report.with_suffix(".json").write_text(
         json.dumps(
             {

@@ -26,7 +26,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 from pathlib import Path
 
-from benchmarks.harness import bootstrap_option, ci, data_option, report_option
+from benchmarks.harness import bootstrap_option, ci, data_option, report_option, write_report
 from benchmarks.impact import PROXY, period
 from benchmarks.impact_data import build
 from finkg.errors import InputError
@@ -116,7 +116,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     rows = scoreboard(decided, board, n=args.bootstrap)
     weeks = sorted(set(board.weeks))
     lines = render(args, rows, board, weeks, choice, time.perf_counter() - started)
-    args.report.write_text("\n".join(lines) + "\n")
+    write_report(args.report, "\n".join(lines))
     summary = {
         "anchors": len(board.keys),
         "weeks": len(weeks),

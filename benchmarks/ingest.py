@@ -37,7 +37,7 @@ from pathlib import Path
 
 import pyoxigraph as ox
 
-from benchmarks.harness import data_option, report_option
+from benchmarks.harness import data_option, report_option, write_report
 from finkg import queries
 from finkg.config import Settings
 from finkg.kg.ingest import KINDS, IngestOptions, ingest, loader
@@ -269,8 +269,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     text = "\n".join(lines) + "\n"
     print(text)
-    args.report.parent.mkdir(parents=True, exist_ok=True)
-    args.report.write_text(text)
+    write_report(args.report, text)
     return 0
 
 

@@ -22,7 +22,7 @@ import sys
 import time
 from pathlib import Path
 
-from benchmarks.harness import ROOT, data_option, notes
+from benchmarks.harness import ROOT, data_option, write_report
 from finkg.config import Settings
 from finkg.evaluation.metrics import (
     candidate_movement_correlation,
@@ -284,8 +284,7 @@ def _report(args, settings, split, labelled, pool, reader_id, results) -> None: 
         lines.append(f"- {name}: " + ", ".join(f"{k} {v}" for k, v in list(occ.items())[:12]))
     if "finseer" in results:
         lines += ["", *finseer_section(args.model_dir)]
-    args.report.parent.mkdir(parents=True, exist_ok=True)
-    args.report.write_text("\n".join([*lines, *notes(args.report)]) + "\n", encoding="utf-8")
+    write_report(args.report, "\n".join(lines))
     print(f"report: {args.report}")
 
 

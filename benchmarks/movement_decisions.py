@@ -37,7 +37,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from benchmarks.harness import bootstrap_option, data_option, notes, report_option
+from benchmarks.harness import bootstrap_option, data_option, report_option, write_report
 from benchmarks.movement import has_windows, ingest_market
 from finkg.config import Settings
 from finkg.errors import InputError
@@ -263,9 +263,8 @@ def main(argv: list[str] | None = None) -> int:
     }
     args.report.parent.mkdir(parents=True, exist_ok=True)
     args.report.with_suffix(".json").write_text(json.dumps(report, indent=1) + "\n")
-    text = "\n".join([render(report).rstrip("\n"), *notes(args.report)]) + "\n"
-    args.report.write_text(text)
-    print(text)
+    write_report(args.report, render(report))
+    print(args.report.read_text())
     log(f"report: {args.report}")
     return 0
 

@@ -53,7 +53,7 @@ from pathlib import Path
 from pyoxigraph import NamedNode
 
 from benchmarks import bench_queries, qa_answers, qa_data, qa_pages
-from benchmarks.harness import REPORTS
+from benchmarks.harness import REPORTS, write_report
 from benchmarks.qa_report import METHODS, report
 from finkg import queries
 from finkg.config import Settings
@@ -337,7 +337,7 @@ def main(argv: list[str] | None = None) -> int:
     def save() -> None:  # after every part: a later part's failure keeps the earlier ones
         results_path.parent.mkdir(parents=True, exist_ok=True)
         results_path.write_text(json.dumps(results, indent=1, default=str))
-        results_path.with_suffix(".md").write_text(report(results))
+        write_report(results_path.with_suffix(".md"), report(results))
 
     if args.retrieval:
         ret = retrieval(qa, scored, docs, relevant, companies, args.llm_rerank, cross)
@@ -375,7 +375,7 @@ def main(argv: list[str] | None = None) -> int:
         results["recovery"] = recovery(pdfs, args.recovery)
         log(f"recovery: {results['recovery']}")
     text = report(results)
-    results_path.with_suffix(".md").write_text(text)
+    write_report(results_path.with_suffix(".md"), text)
     results_path.write_text(json.dumps(results, indent=1, default=str))
     print(text)
     return 0

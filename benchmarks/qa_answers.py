@@ -43,7 +43,7 @@ import numpy as np
 from pyoxigraph import NamedNode
 
 from benchmarks import bench_queries, qa_data
-from benchmarks.harness import REPORTS
+from benchmarks.harness import REPORTS, write_report
 from benchmarks.qa_report import calc_lines, report
 from finkg.config import Settings
 from finkg.errors import FinkgError
@@ -314,7 +314,7 @@ def main(argv: list[str] | None = None) -> int:
     results["audit_tatqa_calc"] = auditability(store, found["rows"])
     args.report.parent.mkdir(parents=True, exist_ok=True)
     args.report.write_text(json.dumps(results, indent=1, default=str))
-    args.report.with_suffix(".md").write_text(report(results))
+    write_report(args.report.with_suffix(".md"), report(results))
     print("\n".join(calc_lines(results["tatqa_calc"])))
     return 0
 

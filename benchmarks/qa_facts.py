@@ -42,7 +42,7 @@ import time
 from pathlib import Path
 
 from benchmarks import qa_data, qa_pages, qa_retrieval
-from benchmarks.harness import bootstrap_option, report_option
+from benchmarks.harness import bootstrap_option, report_option, write_report
 from benchmarks.qa_facts_accuracy import extraction_cost, facts_accuracy
 from finkg.config import Settings
 from finkg.errors import FinkgError
@@ -264,7 +264,7 @@ def rescore(report: Path, boot: int) -> int:
         keep = {k: b[k] for k in ("rerun", "same_path", "rows")}
         saved["baseline"] = keep | paired(rows, b["rows"], boot)
     report.write_text(json.dumps(saved, indent=1) + "\n")
-    report.with_suffix(".md").write_text(render(saved))
+    write_report(report.with_suffix(".md"), render(saved))
     log(f"rescored {report} and {report.with_suffix('.md')}")
     return 0
 
@@ -337,7 +337,7 @@ def main(argv: list[str] | None = None) -> int:
     args.report.write_text(json.dumps(out, indent=1) + "\n")
     from benchmarks.qa_facts_report import render
 
-    args.report.with_suffix(".md").write_text(render(out))
+    write_report(args.report.with_suffix(".md"), render(out))
     log(f"wrote {args.report} and {args.report.with_suffix('.md')}")
     return 0
 

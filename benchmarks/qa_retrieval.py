@@ -45,7 +45,7 @@ import time
 from pathlib import Path
 
 from benchmarks import bench_queries, qa_data, qa_pages
-from benchmarks.harness import REPORTS, bootstrap_option
+from benchmarks.harness import REPORTS, bootstrap_option, write_report
 from benchmarks.qa_measures import Item, measures, step, table
 from benchmarks.qa_report import report, report_lines
 from benchmarks.qa_rows import ROWS, VARIANTS, Row, Variant
@@ -352,7 +352,7 @@ def main(argv: list[str] | None = None) -> int:
     results = json.loads(path.read_text()) if path.exists() else {}
     results["pages"] = merged(results.get("pages") or {}, out)
     path.write_text(json.dumps(results, indent=1, default=str))
-    path.with_suffix(".md").write_text(report(results))
+    write_report(path.with_suffix(".md"), report(results))
     print("\n".join(report_lines(out)))
     return 0
 

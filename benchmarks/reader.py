@@ -30,7 +30,14 @@ from pathlib import Path
 
 import numpy as np
 
-from benchmarks.harness import bootstrap_option, ci, data_option, report_option, threads_option
+from benchmarks.harness import (
+    bootstrap_option,
+    ci,
+    data_option,
+    report_option,
+    threads_option,
+    write_report,
+)
 from benchmarks.impact import period, stratified
 from benchmarks.impact_data import build
 from finkg.config import Settings
@@ -231,8 +238,7 @@ def main(argv: list[str] | None = None) -> int:
         lines.append(notes[0])
     text = "\n".join(lines) + "\n"
     print(text)
-    args.report.parent.mkdir(parents=True, exist_ok=True)
-    args.report.write_text(text)
+    write_report(args.report, text)
     summary = [
         {
             k: (v.__dict__ if isinstance(v, Interval) else v)

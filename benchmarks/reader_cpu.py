@@ -24,7 +24,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from benchmarks.harness import REPORTS, threads_option
+from benchmarks.harness import REPORTS, threads_option, write_report
 from finkg.config import Settings
 from finkg.reader.transport.backends import local_llm
 from finkg.reader.transport.cpu import cpu_flags
@@ -134,7 +134,7 @@ def main() -> None:
     rows = json.loads(opts.out.read_text()) if opts.out.exists() else []
     rows = [r for r in rows if (r["label"], r["cpu"]) != (row["label"], row["cpu"])] + [row]
     opts.out.write_text(json.dumps(rows, indent=2) + "\n")
-    opts.out.with_suffix(".md").write_text(render(rows))
+    write_report(opts.out.with_suffix(".md"), render(rows))
     print(render([row]))
 
 

@@ -31,7 +31,7 @@ from collections import Counter
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
-from benchmarks.harness import report_option, threads_option
+from benchmarks.harness import report_option, threads_option, write_report
 from finkg.demo.world import WorldSpec, build_world
 from finkg.evaluation import hits
 from finkg.kg.ingest import IngestOptions, ingest, loader
@@ -138,7 +138,7 @@ def main(argv: list[str] | None = None) -> int:
     png = args.report.with_suffix(".png")
     args.report.parent.mkdir(parents=True, exist_ok=True)
     _figure(args.model, results, png)
-    args.report.write_text("\n".join(lines) + "\n")
+    write_report(args.report, "\n".join(lines))
     print("\n".join(lines))
     print(f"report: {args.report}")
     return 0

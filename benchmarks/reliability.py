@@ -46,7 +46,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.harness import report_option
+from benchmarks.harness import report_option, write_report
 from benchmarks.serve_load import run_load
 from tests.w3c_shacl import cases, run
 
@@ -296,7 +296,7 @@ def main() -> None:
     for k, v in summary.items():
         print(f"load {k}: {v}")
     text = report(tallies, summary, time.perf_counter() - started, shacl, fuzz)
-    args.report.write_text(text)
+    write_report(args.report, text)
     print(f"wrote {args.report}")
 
 

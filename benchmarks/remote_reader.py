@@ -35,7 +35,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
-from benchmarks.harness import REPORTS
+from benchmarks.harness import REPORTS, write_report
 from finkg.config import Settings
 from finkg.reader.read import prompt, read
 from finkg.reader.transport.concurrent import run_all
@@ -254,7 +254,7 @@ def render(doc: dict) -> str:
 
 def rerender(path: Path) -> None:
     """Write the Markdown again from a saved JSON (its hand-written notes included)."""
-    path.with_suffix(".md").write_text(render(json.loads(path.read_text())))
+    write_report(path.with_suffix(".md"), render(json.loads(path.read_text())))
 
 
 def main() -> None:
@@ -314,7 +314,7 @@ def main() -> None:
     if opts.out.exists():  # keep the notes written by hand
         doc["notes"] = json.loads(opts.out.read_text()).get("notes", [])
     opts.out.write_text(json.dumps(doc, indent=2) + "\n")
-    opts.out.with_suffix(".md").write_text(render(doc))
+    write_report(opts.out.with_suffix(".md"), render(doc))
     print(render(doc))
 
 

@@ -46,7 +46,7 @@ from zoneinfo import ZoneInfo
 import numpy as np
 from pyoxigraph import NamedNode
 
-from benchmarks.harness import report_option
+from benchmarks.harness import report_option, write_report
 from finkg.config import Settings
 from finkg.kg.calendar import get_calendar
 from finkg.kg.store import BaseStore, open_store
@@ -272,8 +272,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     text = report(args, idx, latency, (e50, e95), (s50, s95), same, len(rows), len(found))
     print(text)
-    args.report.parent.mkdir(parents=True, exist_ok=True)
-    args.report.write_text(text)
+    write_report(args.report, text)
     return 0
 
 

@@ -34,7 +34,7 @@ from pathlib import Path
 
 import numpy as np
 
-from benchmarks.harness import data_option, notes, report_option
+from benchmarks.harness import data_option, report_option, write_report
 from benchmarks.scale_indexes import DIM, K, WordHashEmbedder
 from benchmarks.scale_unit import Renamer, Unit
 from finkg.kg.store import open_store
@@ -207,8 +207,7 @@ def write(report: Path, figures: list[dict], args: argparse.Namespace) -> None:
                 f"| {g['described']} | {g['recall']:.3f} [{low:.3f}, {high:.3f}] | "
                 f"{g['difference']:+.3f} [{d_low:+.3f}, {d_high:+.3f}] |"
             )
-    lines += notes(report)
-    report.write_text("\n".join(lines) + "\n")
+    write_report(report, "\n".join(lines))
     report.with_suffix(".json").write_text(json.dumps(figures, indent=1, default=str) + "\n")
 
 

@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 import pyoxigraph as ox
 
-from benchmarks.harness import notes
+from benchmarks.harness import write_report
 from benchmarks.scale_figures import Group, Replica, Size
 from benchmarks.scale_indexes import DIM, IndexFigures
 from finkg.retrieval.index import hnsw
@@ -181,7 +181,7 @@ def markdown(args, sizes, replicas, engines: dict, found: int) -> str:
                     f"{name}: {count:,} triples copied through finkg's Graph Store load in "
                     f"{seconds:.0f} s ({count / seconds:,.0f} triples/s).",
                 ]
-    lines += ["", f"Targets: {TARGETS}.", *notes(args.report), ""]
+    lines += ["", f"Targets: {TARGETS}.", ""]
     return "\n".join(lines)
 
 
@@ -227,7 +227,7 @@ def write(args, sizes, replicas, engines: dict, found: int) -> None:
     """The report, its JSON and its plot (written after every size, so a cut run keeps
     what it measured)."""
     args.report.parent.mkdir(parents=True, exist_ok=True)
-    args.report.write_text(markdown(args, sizes, replicas, engines, found))
+    write_report(args.report, markdown(args, sizes, replicas, engines, found))
     payload = {
         "written": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         "options": {k: str(v) for k, v in vars(args).items()},
@@ -285,7 +285,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("json", type=Path, help="the JSON benchmarks.scale wrote")
     path = parser.parse_args(argv).json
     args, sizes, replicas, engines, found = read(path)
-    args.report.write_text(markdown(args, sizes, replicas, engines, found))
+    write_report(args.report, markdown(args, sizes, replicas, engines, found))
     if len(sizes) > 1:
         plot(sizes, args.report.with_suffix(".png"))
     print(f"wrote {args.report}")

@@ -32,7 +32,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from benchmarks.harness import ROOT, report_option
+from benchmarks.harness import ROOT, report_option, write_report
 from benchmarks.reader_cpu import TEXT, cpu_name, read_once
 from finkg.config import SPIN_COUNT, Settings
 
@@ -287,7 +287,7 @@ def main() -> None:
     }  # fmt: skip
     report: Path = opts.report
     report.with_suffix(".json").write_text(json.dumps(result, indent=2) + "\n")
-    report.write_text(render(result))
+    write_report(report, render(result))
     print(render(result))
 
 

@@ -20,7 +20,7 @@ import math
 import time
 from pathlib import Path
 
-from benchmarks.harness import notes, report_option
+from benchmarks.harness import report_option, write_report
 from finkg import queries
 from finkg.kg.store import BaseStore, open_store
 from finkg.shapes.passes import plan
@@ -141,8 +141,7 @@ def write(report: Path, runs: list[dict], top: int) -> None:
             f"| {c['component']} {c['path'] or '(node)'} | {c['seconds']:.2f} | "
             f"{c['seconds'] / total:.0%} | {was} | {slope} | {c['rows']:,} |"
         )
-    lines += notes(report)
-    report.write_text("\n".join(lines) + "\n")
+    write_report(report, "\n".join(lines))
     report.with_suffix(".json").write_text(json.dumps(runs, indent=1) + "\n")
 
 
