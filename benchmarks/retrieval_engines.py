@@ -24,7 +24,6 @@ Virtuoso is started by `scripts/with-virtuoso-server`, which exports its URLs:
 
 from __future__ import annotations
 
-import datetime as dt
 import os
 import re
 import shutil
@@ -48,7 +47,7 @@ from finkg.config import Settings
 from finkg.kg.store import BaseStore, open_store
 from finkg.kg.store.remote import RemoteStore
 from finkg.queries.results import comparable
-from finkg.retrieval.pools import PoolSpec
+from finkg.retrieval.pools import PoolSpec, pool_bindings
 from finkg.tasks.impact.anchors import Anchor
 
 SECTION = "## The pool query and the one-hop CONSTRUCT on two engines"
@@ -89,14 +88,7 @@ def copy_store(source: BaseStore, target: BaseStore, *, chunk: int) -> tuple[int
 
 def pool_values(store: BaseStore, a: Anchor, spec: PoolSpec) -> dict[str, object]:
     """What `eligible_rows` binds into pool_candidates.rq for anchor `a`."""
-    g = store.graphs
-    return {
-        "anchor": a.news,
-        "company": a.company,
-        "before": a.decision_time,
-        "since": a.decision_time - dt.timedelta(days=spec.lookback_days),
-        "evidenceGraph": [g.news, g.filings, g.documents],
-    }
+    return pool_bindings(store, a.news, a.company, a.decision_time, spec)
 
 
 def time_engine(

@@ -165,6 +165,17 @@ CASES: dict[str, tuple[Case, ...]] = {
             },
             EVIDENCE,
         ),
+        Case(  # no peer slot: the company's evidence alone
+            {
+                "anchor": iri("news/1"),
+                "company": AAA,
+                "subject": AAA,
+                "before": at("2020-01-03T08:30:00-05:00"),
+                "since": at("2019-01-03T08:30:00-05:00"),
+                "evidenceGraph": [G.news, G.filings, G.documents],
+            },
+            EVIDENCE,
+        ),
     ),
     "priced_companies": (Case(),),
     "provenance": (Case({"node": iri("prediction/1")}),),

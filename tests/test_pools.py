@@ -167,6 +167,20 @@ def test_peers_take_at_most_a_fifth_and_the_best_come_first(tmp_path: Path) -> N
     assert all("raises guidance" in t for t in own[:4])  # the four that share the query
 
 
+def test_a_pool_without_a_peer_slot_reads_the_company_alone(tmp_path: Path) -> None:
+    store = _store(tmp_path)
+    with_peers = _pool(store, PoolSpec(size=50, peer_share=1.0))
+    alone = _pool(store, PoolSpec(size=50, peer_share=0.0))
+    assert any(c.peer for c in with_peers.candidates)
+    assert not any(c.peer for c in alone.candidates) and alone.candidates
+    assert alone.removed["peer cap"] == 0  # no peer was read to be capped
+    peers = sum(c.peer for c in with_peers.candidates)
+    assert alone.eligible == with_peers.eligible - peers
+    assert {c.evidence for c in alone.candidates} == {
+        c.evidence for c in with_peers.candidates if not c.peer
+    }
+
+
 def test_rrf_fusion_is_selectable(tmp_path: Path) -> None:
     pool = _pool(_store(tmp_path), PoolSpec(size=10, fusion="rrf"))
     assert all(c.relevance <= 2 / 61 + 1e-12 for c in pool.candidates)

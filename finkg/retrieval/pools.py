@@ -1,7 +1,8 @@
 """Point-in-time candidate pools for event anchors (paper 000 §3.3, DESIGN §5).
 
 For an anchor with decision time t_d, one SPARQL query (`pool_candidates.rq`) returns the
-eligible evidence: about the anchor's company or a same-sector peer, of the chosen source
+eligible evidence: about the anchor's company or a same-sector peer (a peer only where
+`peer_share` leaves the pool a slot for one), of the chosen source
 families or a family narrower than one of them (News draws press releases, analysis and
 news reports: `finkg.ontology.families`), available strictly before t_d, with the anchor,
 same-URL and same-title items left out. Then, on that eligible set only:
@@ -113,6 +114,28 @@ class Pool:
     removed: dict[str, int] = field(default_factory=dict)  # near-duplicate, duplicate, peer cap
 
 
+def pool_bindings(
+    store: BaseStore,
+    anchor: NamedNode,
+    company: NamedNode,
+    decision_time: dt.datetime,
+    spec: PoolSpec,
+) -> dict[str, object]:
+    """What `eligible_rows` binds into pool_candidates.rq for an anchor."""
+    g = store.graphs
+    bindings: dict[str, object] = {
+        "anchor": anchor,
+        "company": company,
+        "before": decision_time,
+        "since": decision_time - dt.timedelta(days=spec.lookback_days),
+        "evidenceGraph": [g.news, g.filings, g.documents],
+    }
+    if spec.max_peers == 0:
+        # no slot for a peer: its evidence is neither read nor part of BM25's statistics
+        bindings["subject"] = company
+    return bindings
+
+
 def eligible_rows(
     store: BaseStore,
     *,
@@ -134,13 +157,7 @@ def eligible_rows(
     rows = queries.select(
         store,
         "pool_candidates",
-        {
-            "anchor": anchor,
-            "company": company,
-            "before": decision_time,
-            "since": decision_time - dt.timedelta(days=spec.lookback_days),
-            "evidenceGraph": [store.graphs.news, store.graphs.filings, store.graphs.documents],
-        },
+        pool_bindings(store, anchor, company, decision_time, spec),
         default_graphs=_evidence_graphs(store),
     )
     out: dict[NamedNode, tuple[NamedNode, NamedNode, dt.datetime, bool]] = {}
