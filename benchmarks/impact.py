@@ -42,13 +42,7 @@ from zoneinfo import ZoneInfo
 
 import numpy as np
 
-from benchmarks.harness import (
-    DATA,
-    bootstrap_option,
-    report_option,
-    threads_option,
-    write_report,
-)
+from benchmarks.harness import DATA, bootstrap_option, report_option, threads_option, write_report
 from benchmarks.impact_adapted import decisions_json
 from benchmarks.impact_data import bars_span, build, describe
 from benchmarks.impact_replies import compare_replies
