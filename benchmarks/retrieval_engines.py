@@ -86,11 +86,6 @@ def copy_store(source: BaseStore, target: BaseStore, *, chunk: int) -> tuple[int
     return total, seconds
 
 
-def pool_values(store: BaseStore, a: Anchor, spec: PoolSpec) -> dict[str, object]:
-    """What `eligible_rows` binds into pool_candidates.rq for anchor `a`."""
-    return pool_bindings(store, a.news, a.company, a.decision_time, spec)
-
-
 def time_engine(
     store: BaseStore, chosen: list[Anchor], spec: PoolSpec, *, hop: bool = True
 ) -> dict:
@@ -102,9 +97,8 @@ def time_engine(
     for warm, anchors in ((True, chosen[:10]), (False, chosen)):
         for a in anchors:
             started = time.perf_counter()
-            rows = queries.run(
-                store, "pool_candidates", pool_values(store, a, spec), default_graphs=dataset
-            )
+            bindings = pool_bindings(store, a.news, a.company, a.decision_time, spec)
+            rows = queries.run(store, "pool_candidates", bindings, default_graphs=dataset)
             pooled = time.perf_counter() - started
             if hop:
                 started = time.perf_counter()

@@ -226,7 +226,6 @@ def plot(sizes, path) -> None:
 def write(args, sizes, replicas, engines: dict, found: int) -> None:
     """The report, its JSON and its plot (written after every size, so a cut run keeps
     what it measured)."""
-    args.report.parent.mkdir(parents=True, exist_ok=True)
     write_report(args.report, markdown(args, sizes, replicas, engines, found))
     payload = {
         "written": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
