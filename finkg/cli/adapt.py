@@ -9,6 +9,7 @@ import click
 from finkg.cli.impact import _span
 from finkg.cli.support import _open, _progress, _reporter, _settings, out, store_option
 from finkg.errors import InputError
+from finkg.reader.adapt.train import PRECISIONS, LoraParams
 from finkg.tasks.impact.predict import ImpactConfig
 from finkg.tasks.span import Span
 
@@ -61,6 +62,14 @@ def _period(text: str, field: str) -> Span:
 @click.option("--patience", default=2, show_default=True, type=click.IntRange(min=1))
 @click.option("--seed", default=0, show_default=True)
 @click.option(
+    "--precision",
+    type=click.Choice(PRECISIONS),
+    default="auto",
+    show_default=True,
+    help="Matrix products in bf16 or fp32 (auto: bf16 on a GPU, fp32 on a CPU; bf16 on a CPU "
+    "with AVX-512 BF16 about halves a step).",
+)
+@click.option(
     "--proxy", default=ImpactConfig.proxy, show_default=True, help="Market proxy ticker (impact)."
 )
 @click.option(
@@ -99,6 +108,7 @@ def train_reader_command(
     eval_every: int,
     patience: int,
     seed: int,
+    precision: str,
     proxy: str,
     snippet_chars: int,
     retriever: str,
@@ -117,7 +127,6 @@ def train_reader_command(
     llama.cpp's GGUF format and saved under the cache with a manifest (base model, data
     hashes, periods, hyper-parameters, validation figures, the adapter's SHA-256).
     """
-    from finkg.reader.adapt.train import LoraParams
 
     settings = _settings(ctx)
     if reader:
@@ -125,6 +134,7 @@ def train_reader_command(
     params = LoraParams(
         rank=rank, alpha=alpha, dropout=dropout, lr=lr, batch=batch, epochs=epochs,
         eval_every=eval_every, patience=patience, max_steps=max_steps, seed=seed,
+        precision=precision,
     )  # fmt: skip
     train_span = _period(training, "--train")
     val_span = _period(validation, "--validation")
@@ -163,7 +173,7 @@ def train_reader_command(
         f"adapter {manifest.name} for {manifest.base_model}: {manifest.adapter_file} "
         f"sha256 {manifest.adapter_sha256[:12]}; trained on {manifest.training.items} questions "
         f"of {manifest.training.anchors} {asked}, {f.steps} steps in {f.seconds:.0f} s "
-        f"({f.steps_per_second:.3f} steps/s on {f.device}); validation {f.metric} "
+        f"({f.steps_per_second:.3f} steps/s on {f.device}, {f.precision}); validation {f.metric} "
         f"{f.frozen:.3f} frozen, {f.best:.3f} at step {f.best_step} (kept)"
     )
     out.print(f"load it with FINKG_ADAPTER={manifest.name}")

@@ -66,6 +66,7 @@ class Figures(BaseModel):
     seconds: float
     steps_per_second: float
     device: str
+    precision: str = "fp32"  # of the matrix products (manifests before it was recorded: fp32)
 
     @classmethod
     def of(cls, trained: Trained, *, metric: str) -> Figures:
@@ -80,6 +81,7 @@ class Figures(BaseModel):
             seconds=round(trained.seconds, 1),
             steps_per_second=trained.steps / trained.seconds if trained.seconds else 0.0,
             device=trained.device,
+            precision=trained.precision,
         )
 
 

@@ -103,7 +103,7 @@ def adapter_section(m: Mapping[str, Any] | None) -> list[str]:
         f"{len(stocks.get('valid', []))} validation stocks ({v['start'][:10]} to "
         f"{v['end'][:10]}, exclusive; raw argmax): {f['frozen']:.3f} frozen, "
         f"{f['best']:.3f} at step {f['best_step']} of {f['steps']} (kept); "
-        f"{f['seconds']:.0f} s on {f['device']} "
+        f"{f['seconds']:.0f} s on {f['device']} in {f.get('precision', 'fp32')} "
         f"({f['steps_per_second']:.4f} steps/s, {m['threads']} threads). The test stocks "
         f"were never trained on. Adapter SHA-256 `{m['adapter_sha256'][:12]}`.",
         "",
