@@ -100,6 +100,9 @@ def test_the_adapter_is_described_by_its_manifest_and_saw_no_later_label(trained
     assert saved["base_model"].startswith("smollm2-135m@sha256:")
     assert saved["base_sha256"] == sha256_of(settings.cache_dir / "models" / "smollm2-135m.gguf")
     assert saved["hyper_parameters"]["rank"] == 4 and saved["threads"] == THREADS
+    # the defaults: the shared opening evaluated once a step, fp32 products on a CPU
+    assert saved["hyper_parameters"]["shared_prefix"] is True
+    assert saved["figures"]["precision"] == "fp32"
     t, v = first.training, first.validation
     # a sampled anchor whose labels matured too late is left out
     assert 0 < t.anchors <= 3 and t.items >= t.anchors and 0 < v.anchors <= 2

@@ -73,7 +73,7 @@ def test_the_cli_trains_an_adapter_by_stock_that_saw_no_later_label_and_forecast
             *f"train-reader --job movement --name smol-move --train {TRAIN.first_day}:"
             f"{TRAIN.last_day} --validation {VALIDATION.first_day}:{VALIDATION.last_day} "
             "--anchors 4 --val-anchors 2 --batch 2 --max-steps 2 --rank 4 --alpha 8 "
-            "--lr 5e-3 --store".split(),
+            "--lr 5e-3 --precision bf16 --store".split(),
             str(root / "store"),
         ],
         env=_env(settings),
@@ -84,6 +84,9 @@ def test_the_cli_trains_an_adapter_by_stock_that_saw_no_later_label_and_forecast
     folder = settings.cache_dir / "adapters" / "smol-move"
     m = AdapterManifest.model_validate_json((folder / "manifest.json").read_text())
     assert m.job == "movement" and m.figures.metric == "MCC" and m.figures.steps == 2
+    # the matrix products in bf16, as asked, and said where the adapter's figures are
+    assert m.hyper_parameters["precision"] == m.figures.precision == "bf16"
+    assert "on cpu, bf16" in result.output
     # by stock: the training questions come from the training stocks only, the
     # validation ones from the validation stocks; the test stocks are never asked about
     assert m.job_parameters["stocks"] == SPLIT and m.job_parameters["retriever"] == "none"
