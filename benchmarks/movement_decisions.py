@@ -72,6 +72,12 @@ def log(text: str) -> None:
     print(text, file=sys.stderr, flush=True)
 
 
+def step(stage: str, done: int, total: int) -> None:
+    """Progress of long work, a line every 200 items and at the end."""
+    if done == total or done % 200 == 0:
+        log(f"{stage}: {done}/{total}")
+
+
 def options(argv: list[str] | None) -> argparse.Namespace:
     day = dt.date.fromisoformat
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
@@ -170,11 +176,13 @@ def main(argv: list[str] | None = None) -> int:
         ingest_market(store, args.data, args.since, args.end, args.store.with_suffix(".csv"))
     stocks = split_stocks(store_tickers(store), seed=args.seed)["test"]
     val = labelled_queries(
-        store, stocks, args.val_from, args.val_to, n=args.val_queries, seed=args.seed, salt="val"
-    )
+        store, stocks, args.val_from, args.val_to, n=args.val_queries, seed=args.seed,
+        salt="val", progress=step,
+    )  # fmt: skip
     test = labelled_queries(
-        store, stocks, args.start, args.end, n=args.queries, seed=args.seed, salt="test"
-    )
+        store, stocks, args.start, args.end, n=args.queries, seed=args.seed, salt="test",
+        progress=step,
+    )  # fmt: skip
     pool = WindowPool.load(
         store,
         before=max(q.decision for q, _ in val + test),

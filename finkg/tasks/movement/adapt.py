@@ -82,13 +82,20 @@ def examples(
     labelled = [
         (q, label)
         for q, label in labelled_queries(
-            store, tickers, span.first_day, span.last_day, n=limit, seed=seed, salt=salt
+            store,
+            tickers,
+            span.first_day,
+            span.last_day,
+            n=limit,
+            seed=seed,
+            salt=salt,
+            progress=progress,
         )
         if span.start <= q.decision < span.end
     ]
     if not labelled:
         return []
-    pool = config.pool(store, before=max(q.decision for q, _ in labelled))
+    pool = config.pool(store, before=max(q.decision for q, _ in labelled), progress=progress)
     out: list[Example] = []
     for done, (q, label) in enumerate(labelled, start=1):
         matured = calendar.bar_available_at(q.day)

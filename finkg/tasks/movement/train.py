@@ -207,12 +207,15 @@ def labelled_queries(
     n: int | None,
     seed: int,
     salt: str = "",
+    progress: Progress | None = None,
 ) -> list[tuple[Query, str]]:
     """A seeded sample of `n` non-freeze (query, true label) pairs (fewer if there are not;
-    every one, in the sample's order, when `n` is None)."""
+    every one, in the sample's order, when `n` is None). Each query's five closes are read
+    from the store, one query at a time: `progress` hears of each."""
     pairs = [(t, d, m) for t, d, m in session_labels(store, tickers, start, end) if m in LABELS]
     pairs.sort(key=lambda p: hashlib.sha256(f"{seed}/{salt}/{p[0]}/{p[1]}".encode()).hexdigest())
     out: list[tuple[Query, str]] = []
+    wanted = len(pairs) if n is None else min(n, len(pairs))
     for t, d, m in pairs:
         if len(out) == n:
             break
@@ -220,6 +223,8 @@ def labelled_queries(
             out.append((build_query(store, t, d), m))
         except InputError:  # a gap in its bars: not a query
             continue
+        if progress:
+            progress(f"queries of {start} to {end}", len(out), wanted)
     return out
 
 
