@@ -163,6 +163,9 @@ def test_the_cli_refuses_bad_dates_and_variants(world) -> None:
         "cited,bogus",
     )
     assert bad.exit_code == 2 and "bogus" in bad.output
+    bad = _cli(root, settings, "impact", "run", "--from", str(DAYS[190]), "--to",
+               str(DAYS[191]), "--peer-share", "1.5")  # fmt: skip
+    assert bad.exit_code == 2 and "peer_share" in bad.output and "1.5" in bad.output
 
 
 @pytest.mark.model
@@ -184,9 +187,19 @@ def test_the_cli_runs_and_backtests_with_a_packaged_reader(world) -> None:
         f"{DAYS[150]}:{DAYS[184]}",
         "--proxy",
         "ZQMX",
+        "--peer-share",
+        "0",
     )
     assert ran.exit_code == 0, ran.output
     assert "static: " in ran.output and " predictions" in ran.output
+    with open_store(root / "store", settings=settings) as store:
+        used = {
+            json.loads(r["p"].value).get("peer_share")
+            for r in store.select(
+                f"SELECT ?p WHERE {{ GRAPH ?g {{ ?run <{FKG.parameters.value}> ?p }} }}"
+            )
+        }
+    assert 0.0 in used  # the pool the runs used, as asked
     report = root / "report.md"
     tested = _cli(
         root,

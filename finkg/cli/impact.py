@@ -24,6 +24,7 @@ from finkg.cli.support import (
     store_option,
 )
 from finkg.errors import InputError
+from finkg.retrieval.pools import PoolSpec
 from finkg.tasks.head_choice import AUTO
 from finkg.tasks.impact.head_feed import CANDIDATES
 from finkg.tasks.impact.predict import ImpactConfig
@@ -97,6 +98,13 @@ def impact() -> None:
 @click.option("--lambda", "lam", default=0.30, show_default=True, help="Memory strength.")
 @click.option("--delta", default=0.20, show_default=True, help="Memory clip.")
 @click.option(
+    "--peer-share",
+    default=PoolSpec.peer_share,
+    show_default=True,
+    help="The pool's share of sector-peer evidence (paper 000: 0.2, every peer passage "
+    "read); 0 reads the company's evidence alone, much faster on a large store.",
+)
+@click.option(
     "--reply",
     type=click.Choice(["scored", "full", "compact"]),
     default="scored",
@@ -129,6 +137,7 @@ def run_command(
     proxy: str,
     lam: float,
     delta: float,
+    peer_share: float,
     reply: str,
     head: str,
     concurrency: int | None,
@@ -152,6 +161,7 @@ def run_command(
         memory=dataclasses.replace(MemoryParams(), lam=lam, delta=delta),
         reply=reply,
         head=head,
+        pool=PoolSpec(peer_share=peer_share),
     )
     with _open(ctx, store) as s, _progress() as bar:
         progress = _reporter(bar)
