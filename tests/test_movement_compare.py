@@ -136,6 +136,9 @@ def test_the_report_says_what_it_ran_on(plain: tuple) -> None:
         for r in t["rules"].values():
             r.pop("mcc_weeks"), r.pop("mcc_vs_weeks")
     assert "weeks resampled" not in render(older) and "| dtw/prior |" in render(older)
+    alone = json.loads(json.dumps(report))  # `--retrievers none`: nothing to choose from
+    alone["selection"]["best"] = None
+    assert "No retriever to choose" in render(alone) and "**None**" not in render(alone)
 
 
 def test_the_choice_never_sees_a_test_label(store: BaseStore, plain: tuple) -> None:

@@ -162,8 +162,13 @@ def render(result: Result) -> str:
         "|---|---|---|",
         *[f"| {r} | {_ci(v['MCC'])} | {_ci(v['ACC'])} |" for r, v in sel["validation"].items()],
         "",
-        f"Chosen: **{sel['best']}** (the highest validation MCC; `none` is the reference, "
-        "not a candidate). It and `none` read every test query, the others the first ones.",
+        (
+            f"Chosen: **{sel['best']}** (the highest validation MCC; `none` is the reference, "
+            "not a candidate). It and `none` read every test query, the others the first ones."
+            if sel["best"]
+            else "No retriever to choose: `none` alone was asked for, and it reads every test "
+            "query."
+        ),
         "",
         "## Reads",
         "",
