@@ -74,7 +74,8 @@ def _period(text: str, field: str) -> Span:
     default=True,
     show_default=True,
     help="Evaluate the opening every question shares once per optimizer step (the same "
-    "gradient, less work); --no-shared-prefix retrains adapters made before it, byte for byte.",
+    "gradient, less work); --no-shared-prefix evaluates each prompt whole, as adapters made "
+    "before it were trained.",
 )
 @click.option(
     "--proxy", default=ImpactConfig.proxy, show_default=True, help="Market proxy ticker (impact)."
