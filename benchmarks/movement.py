@@ -36,12 +36,8 @@ from finkg.reader.transport.backends import open_reader
 from finkg.retrieval.sequence_retrievers import RETRIEVERS
 from finkg.retrieval.sequences import WindowPool
 from finkg.tasks.movement.forecast import MovementConfig, predict
-from finkg.tasks.movement.train import (
-    labelled_queries,
-    open_sequence_retriever,
-    split_stocks,
-    store_tickers,
-)
+from finkg.tasks.movement.questions import labelled_queries, split_stocks, store_tickers
+from finkg.tasks.movement.train import open_sequence_retriever
 
 WARM_UP_DAYS = 120
 # paper 001 Table 3, ACL18 column (StockLLM = fine-tuned LLaMA 3.2-1B)

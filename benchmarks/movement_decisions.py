@@ -59,13 +59,8 @@ from finkg.tasks.movement.compare import (
 from finkg.tasks.movement.compare_adapted import compare_adapted
 from finkg.tasks.movement.compare_report import render
 from finkg.tasks.movement.forecast import LABELS, MovementConfig
-from finkg.tasks.movement.train import (
-    default_model_dir,
-    labelled_queries,
-    open_sequence_retriever,
-    split_stocks,
-    store_tickers,
-)
+from finkg.tasks.movement.questions import labelled_queries, split_stocks, store_tickers
+from finkg.tasks.movement.train import default_model_dir, open_sequence_retriever
 
 
 def log(text: str) -> None:

@@ -27,7 +27,7 @@ from finkg.tasks.movement.compare import (
 from finkg.tasks.movement.compare_adapted import compare_adapted
 from finkg.tasks.movement.compare_report import render
 from finkg.tasks.movement.forecast import MovementConfig
-from finkg.tasks.movement.train import labelled_queries
+from finkg.tasks.movement.questions import labelled_queries
 from tests.test_movement import SESSIONS, TICKERS, filled, market
 
 NAMES = ("none", "random", "dtw")

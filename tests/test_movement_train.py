@@ -17,14 +17,12 @@ from finkg.reader.llm import Message, ScriptedLLM
 from finkg.retrieval.rank import finseer
 from finkg.retrieval.sequences import WindowPool
 from finkg.tasks.movement.forecast import MovementConfig, forecast
+from finkg.tasks.movement.questions import labelled_queries, split_stocks, store_tickers
 from finkg.tasks.movement.train import (
     TrainConfig,
     examples_for,
-    labelled_queries,
     open_sequence_retriever,
     select,
-    split_stocks,
-    store_tickers,
     train_retriever,
 )
 from tests.readers import THREADS

@@ -24,7 +24,7 @@ from finkg.reader.adapt.manifest import AdapterManifest
 from finkg.retrieval.sequence_retrievers import open_retriever
 from finkg.tasks.movement.adapt import examples, train_movement_reader
 from finkg.tasks.movement.forecast import MovementConfig
-from finkg.tasks.movement.train import split_stocks
+from finkg.tasks.movement.questions import split_stocks
 from finkg.tasks.span import Span
 from tests.readers import THREADS
 from tests.test_movement import SESSIONS, TICKERS, market

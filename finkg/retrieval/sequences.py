@@ -179,8 +179,21 @@ def build_query(store: BaseStore, ticker: str, day: dt.date) -> Query:
             value=day.isoformat(),
             hint="pick a date after its first five sessions of bars",
         )
-    recent = sorted(rows[:LENGTH], key=lambda r: r.string("day"))
-    dates = tuple(dt.date.fromisoformat(r.string("day")) for r in recent)
+    points = [(dt.date.fromisoformat(r.string("day")), r.double("adjClose")) for r in rows]
+    return query_from_closes(ticker, day, points, base=store.graphs.base)
+
+
+def query_from_closes(
+    ticker: str, day: dt.date, points: Sequence[tuple[dt.date, float]], *, base: str
+) -> Query:
+    """The query of `ticker` for session `day` from its (session, adjusted close) points,
+    read before (`build_query` reads them from the store; `labelled_queries` reads a whole
+    series once and builds every query from it). The five newest points before `day` must
+    be the five sessions before it: else the error names the missing ones."""
+    cal = get_calendar()
+    previous = cal.previous_session(day)
+    recent = sorted(p for p in points if p[0] <= previous)[-LENGTH:]
+    dates = tuple(d for d, _ in recent)
     expected = tuple(cal.session_offset(day, -n) for n in range(LENGTH, 0, -1))
     if dates != expected:
         missing = sorted(set(expected) - set(dates))
@@ -194,10 +207,10 @@ def build_query(store: BaseStore, ticker: str, day: dt.date) -> Query:
         ticker=ticker,
         day=day,
         decision=cal.session_open(day),
-        company=company,
+        company=mint("company", ticker, base=base),
         dates=dates,
-        closes=tuple(r.double("adjClose") for r in recent),
-        bars=tuple(mint("bar", ticker, d.isoformat(), base=store.graphs.base) for d in dates),
+        closes=tuple(c for _, c in recent),
+        bars=tuple(mint("bar", ticker, d.isoformat(), base=base) for d in dates),
     )
 
 

@@ -36,7 +36,7 @@ from finkg.reader.adapt.train import LoraParams
 from finkg.reader.llm import Message
 from finkg.retrieval.sequence_retrievers import SequenceRetriever
 from finkg.tasks.movement.forecast import LABELS, MovementConfig, prepare
-from finkg.tasks.movement.train import labelled_queries, split_stocks, store_tickers
+from finkg.tasks.movement.questions import labelled_queries, split_stocks, store_tickers
 from finkg.tasks.span import Span
 
 Progress = Callable[[str, int, int], None]

@@ -20,7 +20,6 @@ At its defaults (16 + 4 queries x 16 candidates = 320 reader calls of ~240 token
 from __future__ import annotations
 
 import datetime as dt
-import hashlib
 import json
 import time
 from collections.abc import Sequence
@@ -29,11 +28,8 @@ from pathlib import Path
 
 import numpy as np
 
-from finkg import queries
 from finkg.config import Settings
 from finkg.errors import InputError
-from finkg.kg.derive.windows import movements
-from finkg.kg.iri import mint
 from finkg.kg.store import BaseStore
 from finkg.reader.llm import LLM
 from finkg.retrieval.index.embed import open_embedder
@@ -46,15 +42,15 @@ from finkg.retrieval.sequence_retrievers import (
     open_retriever,
     top_k,
 )
-from finkg.retrieval.sequences import Progress, Query, WindowPool, build_query
+from finkg.retrieval.sequences import Progress, Query, WindowPool
 from finkg.tasks.movement.forecast import (
     LABELS,
     candidate_block,
     label_probabilities,
     movement_messages,
 )
+from finkg.tasks.movement.questions import labelled_queries, split_stocks, store_tickers
 
-TABLE2 = (33, 5, 33)  # ACL18 train / valid / test stocks (paper 001 Table 2)
 NEGATIVES = 15
 
 
@@ -131,101 +127,6 @@ def open_sequence_retriever(
     return open_retriever(
         name, embedder=embedder, finseer=trained, cache=embedding_cache(settings), progress=progress
     )
-
-
-def split_stocks(tickers: Sequence[str], *, seed: int = 0) -> dict[str, list[str]]:
-    """Train / valid / test stocks in Table 2's proportions, by a seeded permutation.
-
-    >>> s = split_stocks([f"T{i:02d}" for i in range(71)])
-    >>> [len(s[k]) for k in ("train", "valid", "test")]
-    [33, 5, 33]
-    """
-    names = sorted(set(tickers))
-    n = len(names)
-    if n < 3:
-        raise InputError("a split needs three stocks or more", field="tickers", value=names)
-    total = sum(TABLE2)
-    n_train = max(1, round(n * TABLE2[0] / total))
-    n_valid = max(1, round(n * TABLE2[1] / total))
-    n_train = min(n_train, n - n_valid - 1)
-    order = np.random.default_rng(seed).permutation(n)
-    shuffled = [names[i] for i in order]
-    return {
-        "train": sorted(shuffled[:n_train]),
-        "valid": sorted(shuffled[n_train : n_train + n_valid]),
-        "test": sorted(shuffled[n_train + n_valid :]),
-    }
-
-
-def store_tickers(store: BaseStore) -> list[str]:
-    """Tickers with price bars in the store (from their company IRIs' readable keys)."""
-    from finkg.kg.iri import readable_keys
-
-    rows = queries.select(store, "priced_companies", {})
-    out: list[str] = []
-    for r in rows:
-        keys = readable_keys("company", r.iri("company"), base=store.graphs.base)
-        if keys:
-            out.append(keys[0])
-    return sorted(out)
-
-
-def session_labels(
-    store: BaseStore, tickers: Sequence[str], start: dt.date, end: dt.date
-) -> list[tuple[str, dt.date, str]]:
-    """(ticker, session, movement) for sessions in [start, end], from adjusted closes."""
-    companies = {mint("company", t, base=store.graphs.base): t for t in tickers}
-    if not companies:
-        return []
-    rows = queries.select(
-        store,
-        "adj_closes",
-        {"entity": list(companies), "first": start - dt.timedelta(days=10), "last": end},
-    )
-    series: dict[str, list[tuple[dt.date, float]]] = {}
-    for r in rows:
-        t = companies[r.iri("entity")]
-        series.setdefault(t, []).append((r.date("day"), r.double("adjClose")))
-    out: list[tuple[str, dt.date, str]] = []
-    for t, points in sorted(series.items()):
-        points.sort()
-        labels = movements(np.array([p[1] for p in points]))
-        out += [
-            (t, d, str(m))
-            for (d, _), m in zip(points, labels, strict=True)
-            if start <= d <= end and m
-        ]
-    return out
-
-
-def labelled_queries(
-    store: BaseStore,
-    tickers: Sequence[str],
-    start: dt.date,
-    end: dt.date,
-    *,
-    n: int | None,
-    seed: int,
-    salt: str = "",
-    progress: Progress | None = None,
-) -> list[tuple[Query, str]]:
-    """A seeded sample of `n` non-freeze (query, true label) pairs (fewer if there are not;
-    every one, in the sample's order, when `n` is None). Each query's five closes are read
-    from the store, one query at a time: `progress` hears of each."""
-    pairs = [(t, d, m) for t, d, m in session_labels(store, tickers, start, end) if m in LABELS]
-    pairs.sort(key=lambda p: hashlib.sha256(f"{seed}/{salt}/{p[0]}/{p[1]}".encode()).hexdigest())
-    out: list[tuple[Query, str]] = []
-    wanted = len(pairs) if n is None else min(n, len(pairs))
-    for t, d, m in pairs:
-        if len(out) == n:
-            break
-        try:
-            out.append((build_query(store, t, d), m))
-        except InputError:  # a gap in its bars: not a query
-            continue
-        if progress:
-            progress(f"queries of {start} to {end}", len(out), wanted)
-    return out
 
 
 def score_candidates(
