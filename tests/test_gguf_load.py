@@ -1,5 +1,6 @@
 """`finkg.reader.adapt.gguf_load`: while transformers loads a GGUF file, it gets one parse
-of the file and one tensor-name map per architecture; gguf's own functions come back after."""
+of the file and one tensor-name map per architecture, and draws no bar; gguf's own functions
+and transformers' bar come back after."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from finkg.reader.adapt.gguf_load import _parsed_once
+from finkg.reader.adapt.gguf_load import _parsed_once, _quiet_bar
 
 gguf = pytest.importorskip("gguf")
 
@@ -43,3 +44,16 @@ def test_gguf_is_restored_when_the_load_fails(tmp_path: Path) -> None:
     with pytest.raises(ValueError), _parsed_once():
         raise ValueError("a load that fails")
     assert gguf.GGUFReader is reader_class
+
+
+def test_the_loaders_own_bar_is_silent_while_loading_and_restored(
+    capfd: pytest.CaptureFixture[str],
+) -> None:
+    loader = pytest.importorskip("transformers.modeling_gguf_pytorch_utils")
+    bar = loader.tqdm
+    with _quiet_bar():
+        assert list(loader.tqdm(range(3), desc="de-quantizing")) == [0, 1, 2]
+    assert "de-quantizing" not in capfd.readouterr().err
+    assert loader.tqdm is bar
+    list(loader.tqdm(range(3), desc="de-quantizing"))
+    assert "de-quantizing" in capfd.readouterr().err  # the control: drawn outside

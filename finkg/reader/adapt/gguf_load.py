@@ -8,6 +8,10 @@ pure functions of their arguments, and transformers imports both from the `gguf`
 when it calls them, so `load` hands it one parse per file and one map per (architecture,
 layers) while it loads, and puts gguf's own functions back afterwards. The weights are the
 same tensors, read from the same bytes (tested: the same adapter hash either way).
+
+The loader also draws a tqdm bar of its own ("Converting and de-quantizing GGUF
+tensors"), which transformers' `disable_progress_bar` does not reach: it would litter
+every training's log, so `load` silences it while it loads (`_quiet_bar`).
 """
 
 from __future__ import annotations
@@ -42,11 +46,27 @@ def _parsed_once() -> Iterator[None]:
         names["GGUFReader"], names["get_tensor_name_map"] = reader_class, name_map
 
 
+@contextmanager
+def _quiet_bar() -> Iterator[None]:
+    from transformers import modeling_gguf_pytorch_utils as loader
+
+    names = vars(loader)
+    bar = names.get("tqdm")
+    if bar is None:  # a transformers that draws no bar there
+        yield
+        return
+    names["tqdm"] = functools.partial(bar, disable=True)
+    try:
+        yield
+    finally:
+        names["tqdm"] = bar
+
+
 def load(base: Path, dtype: Any) -> Any:
     """The causal LM in the GGUF file `base`, dequantized to `dtype`."""
     from transformers import AutoModelForCausalLM
 
-    with _parsed_once():
+    with _parsed_once(), _quiet_bar():
         model = AutoModelForCausalLM.from_pretrained(
             str(base.parent), gguf_file=base.name, dtype=dtype
         )
