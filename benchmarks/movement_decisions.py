@@ -184,6 +184,7 @@ def main(argv: list[str] | None = None) -> int:
         since=args.since,
         sample=args.sample,
         universe=stocks,
+        progress=step,
     )
     log(
         f"{len(val)} validation and {len(test)} test queries on {len(stocks)} stocks; "
