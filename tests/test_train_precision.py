@@ -119,3 +119,28 @@ def test_a_shared_opening_evaluated_once_gives_the_gradient_of_whole_prompts(bas
         (-torch.log_softmax(_option_scores(model, it, "cpu", prefix), 0)[it.label]).backward()
     partial = {n: p.grad for n, p in model.named_parameters() if p.grad is not None}
     assert any(not torch.allclose(whole[n], partial[n], rtol=1e-4, atol=1e-6) for n in whole)
+
+
+def test_a_cache_that_cannot_be_rewound_is_asked_once_not_every_step(
+    base: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A model whose cache is not of plain attention layers (`Prefix.evaluate` answers None):
+    the opening is evaluated once, not again at every step and every validation."""
+    from finkg.reader.adapt import prefix
+
+    opening = tuple(range(500, 520))  # 20 shared tokens: past MIN_SHARED
+    items = [Item((*opening, 1000 + i, 1001 + i), ((2000, 2), (3000, 2)), i % 2) for i in range(4)]
+    asked: list[int] = []
+
+    def cannot(
+        cls: type[prefix.Prefix], model: object, tokens: tuple[int, ...], device: str
+    ) -> None:
+        asked.append(len(tokens))
+
+    monkeypatch.setattr(prefix.Prefix, "evaluate", classmethod(cannot))
+    params = LoraParams(rank=4, alpha=8, batch=2, epochs=1, max_steps=2, eval_every=1, lr=5e-3)
+    trained = train(
+        base, items, items[:2], out_dir=tmp_path, metric=_accuracy, params=params, threads=THREADS
+    )
+    assert trained.steps == 2 and len(trained.history) == 3
+    assert asked == [len(opening)]

@@ -184,6 +184,21 @@ def _prefix(model: Any, shared: tuple[int, ...], device: str) -> Prefix | None:
     return Prefix.evaluate(model, shared, device) if len(shared) >= MIN_SHARED else None
 
 
+def _rewinds(model: Any, shared: tuple[int, ...], device: str) -> tuple[int, ...]:
+    """`shared` if the model's cache can be rewound to it, else no opening: asked once, so
+    that a model whose cache is not of plain attention layers does not evaluate the opening
+    in vain every step and every validation. In eval mode: the adapter's dropout draws
+    nothing, so the training's random draws (and its adapter's hash) are as without it."""
+    import torch
+
+    model.eval()
+    try:
+        with torch.no_grad():
+            return shared if _prefix(model, shared, device) else ()
+    finally:
+        model.train()
+
+
 def _evaluate(
     model: Any,
     items: Sequence[Item],
@@ -260,6 +275,7 @@ def train(
     if params.shared_prefix:
         prompts = [it.prompt for it in [*items, *validation]]
         shared = tuple(prompts[0][: shared_length(prompts)])
+        shared = _rewinds(model, shared, device)
     result.history.append((0, _evaluate(model, validation, metric, device, precision, shared)))
     best_state: dict[str, Any] = {}
     rng = np.random.default_rng(params.seed)
