@@ -144,3 +144,25 @@ def test_a_cache_that_cannot_be_rewound_is_asked_once_not_every_step(
     )
     assert trained.steps == 2 and len(trained.history) == 3
     assert asked == [len(opening)]
+
+
+def test_training_asks_no_hub_and_passes_on_no_library_notice(
+    base: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Saving the adapter does not ask huggingface.co about the base model (PEFT's "auto"
+    embedding check), and PEFT's and transformers' notices to each other stay between them."""
+    import warnings
+
+    from peft.utils import save_and_load
+
+    asked: list[str] = []
+    monkeypatch.setattr(
+        save_and_load, "check_file_exists_on_hf_hub", lambda repo, name, **kw: asked.append(repo)
+    )
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        trained = _train(base, tmp_path, "auto")
+    assert trained.steps == 2 and (trained.adapter_dir / "adapter_model.safetensors").exists()
+    assert asked == []
+    notices = [str(w.message) for w in caught]
+    assert not [n for n in notices if "is_gradient_checkpointing" in n or "config file" in n]

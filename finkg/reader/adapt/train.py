@@ -27,6 +27,7 @@ shape costs more). Both are hyper-parameters in the manifest.
 from __future__ import annotations
 
 import time
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -248,16 +249,20 @@ def train(
     # typed loosely: the model changes type as PEFT wraps it
     model: Any = gguf_load.load(base, torch.float32)
     model.to(device)
-    model = get_peft_model(
-        model,
-        LoraConfig(
-            r=params.rank,
-            lora_alpha=params.alpha,
-            lora_dropout=params.dropout,
-            target_modules=list(params.targets),
-            task_type="CAUSAL_LM",
-        ),
-    )
+    with warnings.catch_warnings():
+        # PEFT reads transformers' deprecated alias of is_activation_checkpointing: a
+        # notice between the two libraries, nothing a user of finkg can act on
+        warnings.filterwarnings("ignore", "`is_gradient_checkpointing` is deprecated")
+        model = get_peft_model(
+            model,
+            LoraConfig(
+                r=params.rank,
+                lora_alpha=params.alpha,
+                lora_dropout=params.dropout,
+                target_modules=list(params.targets),
+                task_type="CAUSAL_LM",
+            ),
+        )
     model.train()
     weights = torch.tensor(class_weights([i.label for i in items], k), dtype=torch.float32)
     weights = weights.to(device)
@@ -318,7 +323,11 @@ def train(
         for n, p in model.named_parameters():
             if n in best_state:
                 p.copy_(best_state[n])
-    model.save_pretrained(str(result.adapter_dir))
+    # said, not left to "auto": that asks huggingface.co whether the base model's config
+    # exists (a request at every save; offline, a warning), to learn whether embeddings were
+    # resized, which this training never does. It saves them when they were trained.
+    embeddings = bool(set(params.targets) & {"embed_tokens", "lm_head"})
+    model.save_pretrained(str(result.adapter_dir), save_embedding_layers=embeddings)
     config = model.get_base_model().config
     config.architectures = [type(model.get_base_model()).__name__]
     if hasattr(config, "quantization_config"):
