@@ -72,7 +72,11 @@ def to_gguf(adapter_dir: Path, base_config_dir: Path, out: Path) -> Path:
     """Convert the PEFT adapter in `adapter_dir` (for the model `base_config_dir`'s
     config.json describes) to a GGUF adapter at `out` (f32: the weights as trained)."""
     folder = converter_dir()
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(folder / "gguf-py"), str(folder)])}
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(folder / "gguf-py"), str(folder)]),
+        "HF_HUB_OFFLINE": "1",  # the base's config is the folder given: never ask a hub
+    }
     done = subprocess.run(
         [
             sys.executable, str(folder / "convert_lora_to_gguf.py"),

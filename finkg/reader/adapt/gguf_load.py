@@ -68,7 +68,7 @@ def load(base: Path, dtype: Any) -> Any:
 
     with _parsed_once(), _quiet_bar():
         model = AutoModelForCausalLM.from_pretrained(
-            str(base.parent), gguf_file=base.name, dtype=dtype
+            str(base.parent), gguf_file=base.name, dtype=dtype, local_files_only=True
         )
     # Named by the folder it was read from (finkg's home), the model would pass that path to
     # all written from it: PEFT's adapter config and model card, then the GGUF adapter's
