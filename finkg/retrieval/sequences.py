@@ -38,6 +38,7 @@ True
 
 from __future__ import annotations
 
+import bisect
 import datetime as dt
 import hashlib
 import json
@@ -179,7 +180,7 @@ def build_query(store: BaseStore, ticker: str, day: dt.date) -> Query:
             value=day.isoformat(),
             hint="pick a date after its first five sessions of bars",
         )
-    points = [(dt.date.fromisoformat(r.string("day")), r.double("adjClose")) for r in rows]
+    points = sorted((dt.date.fromisoformat(r.string("day")), r.double("adjClose")) for r in rows)
     return query_from_closes(ticker, day, points, base=store.graphs.base)
 
 
@@ -187,12 +188,14 @@ def query_from_closes(
     ticker: str, day: dt.date, points: Sequence[tuple[dt.date, float]], *, base: str
 ) -> Query:
     """The query of `ticker` for session `day` from its (session, adjusted close) points,
-    read before (`build_query` reads them from the store; `labelled_queries` reads a whole
-    series once and builds every query from it). The five newest points before `day` must
-    be the five sessions before it: else the error names the missing ones."""
+    oldest first, read before (`build_query` reads them from the store; `labelled_queries`
+    reads a whole series once and builds every query from it). The five newest points
+    before `day` must be the five sessions before it: else the error names the missing
+    ones."""
     cal = get_calendar()
     previous = cal.previous_session(day)
-    recent = sorted(p for p in points if p[0] <= previous)[-LENGTH:]
+    end = bisect.bisect_right(points, previous, key=lambda p: p[0])
+    recent = points[max(0, end - LENGTH) : end]
     dates = tuple(d for d, _ in recent)
     expected = tuple(cal.session_offset(day, -n) for n in range(LENGTH, 0, -1))
     if dates != expected:
