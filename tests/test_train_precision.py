@@ -74,6 +74,8 @@ def test_precision_is_checked_and_auto_means_bf16_on_a_gpu_only() -> None:
     assert LoraParams(precision="bf16").resolved_precision("cpu") == "bf16"
 
 
+# the test builds its PEFT model itself, where PEFT's notice to transformers is not filtered
+@pytest.mark.filterwarnings("ignore:`is_gradient_checkpointing` is deprecated")
 def test_a_shared_opening_evaluated_once_gives_the_gradient_of_whole_prompts(base: Path) -> None:
     """Two items that share a 30-token opening: their summed gradient on the adapter is the
     same whether each prompt is evaluated whole or the opening once (no dropout, fp32)."""
