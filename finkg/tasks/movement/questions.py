@@ -17,9 +17,9 @@ import numpy as np
 
 from finkg import queries
 from finkg.errors import InputError
+from finkg.evaluation.labels import PriceTable
 from finkg.kg.calendar import get_calendar
 from finkg.kg.derive.windows import LENGTH, movements
-from finkg.kg.iri import mint
 from finkg.kg.store import BaseStore
 from finkg.retrieval.sequences import Progress, Query, query_from_closes
 from finkg.tasks.movement.forecast import LABELS
@@ -68,20 +68,9 @@ def close_series(
     store: BaseStore, tickers: Sequence[str], first: dt.date, last: dt.date
 ) -> dict[str, list[tuple[dt.date, float]]]:
     """Each ticker's (session, adjusted close) points in [first, last], oldest first, read
-    with one query for all of them (`adj_closes`)."""
-    companies = {mint("company", t, base=store.graphs.base): t for t in tickers}
-    if not companies:
-        return {}
-    rows = queries.select(
-        store, "adj_closes", {"entity": list(companies), "first": first, "last": last}
-    )
-    series: dict[str, list[tuple[dt.date, float]]] = {}
-    for r in rows:
-        t = companies[r.iri("entity")]
-        series.setdefault(t, []).append((r.date("day"), r.double("adjClose")))
-    for points in series.values():
-        points.sort()
-    return series
+    with one query for all of them (`PriceTable`, as the impact job's labels read them)."""
+    table = PriceTable.load(store, tickers, first=first, last=last)
+    return {t: [(d, float(c)) for d, c in s.items()] for t, s in table.series.items() if len(s)}
 
 
 def series_labels(
